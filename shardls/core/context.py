@@ -1,0 +1,38 @@
+"""Where a layout is used. JAX checks the same (mesh, spec, shape) differently at each place
+(reference §1.4-1.5), so every computation names its context."""
+
+from __future__ import annotations
+
+import enum
+
+
+class UsageContext(enum.Enum):
+    SHARD_SHAPE = "spec"
+    """`NamedSharding(...).shard_shape`, or a spec not yet attached to anything."""
+    DEVICE_PUT = "device_put"
+    JIT = "jit"
+    """`jax.jit(in_shardings=..., out_shardings=...)`."""
+    WSC = "wsc"
+    """`with_sharding_constraint` inside `jit`: the only place uneven shards are padded."""
+    WSC_EAGER = "wsc_eager"
+    SHARD_MAP = "shard_map"
+    PARAM = "param"
+    """Flax NNX eager sharding of a parameter."""
+    RESHARD = "reshard"
+    """`jax.sharding.reshard` and `out_sharding=` (Explicit axes only)."""
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+
+_LABELS = {
+    UsageContext.SHARD_SHAPE: "a PartitionSpec",
+    UsageContext.DEVICE_PUT: "device_put",
+    UsageContext.JIT: "jit in_shardings/out_shardings",
+    UsageContext.WSC: "with_sharding_constraint inside jit",
+    UsageContext.WSC_EAGER: "with_sharding_constraint outside jit",
+    UsageContext.SHARD_MAP: "shard_map in_specs",
+    UsageContext.PARAM: "a Flax NNX parameter",
+    UsageContext.RESHARD: "reshard / out_sharding",
+}

@@ -1,0 +1,447 @@
+"""The calculator: (mesh, spec, global shape, dtype, usage context) -> Layout.
+
+This is the hot path of every hover and diagnostic, so it does the minimum eagerly (shard shape,
+counts, problems) and leaves per-device blocks to `Layout.device_blocks()`, which large meshes
+(thousands of devices) should only call when a rendering asks for them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection
+import itertools
+import math
+from dataclasses import dataclass
+
+from shardls.core.context import UsageContext
+from shardls.core.dtypes import FLOAT32, DType
+from shardls.core.mesh import AxisType, Mesh, resolve_mesh
+from shardls.core.problems import Problem, Severity
+from shardls.core.spec import UNCONSTRAINED, AxisItem, PartitionSpec, entry_axes
+
+
+@dataclass(frozen=True)
+class DeviceBlock:
+    """The block of the global array one device holds.
+
+    `index[d]` is `(start, stop)` along dimension d, or None when the dimension is not split
+    (JAX's `slice(None)`).
+    """
+
+    device_id: int
+    coords: tuple[int, ...]
+    index: tuple[tuple[int, int] | None, ...]
+    replica_id: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    mesh: Mesh
+    spec: PartitionSpec
+    global_shape: tuple[int, ...]
+    dtype: DType
+    context: UsageContext
+    dim_axes: tuple[tuple[str, ...], ...]
+    """Per dimension, the known mesh axes it is split over (size-1 axes included)."""
+    dim_factors: tuple[int, ...]
+    """Per dimension, how many ways it is split."""
+    shard_shape: tuple[int, ...] | None
+    """Per-device shape; padded when `padded`; None when JAX rejects the layout."""
+    padded: bool
+    problems: tuple[Problem, ...]
+
+    @property
+    def is_valid(self) -> bool:
+        return self.shard_shape is not None
+
+    @property
+    def num_distinct_shards(self) -> int:
+        """Distinct blocks; dimensions of size 0 give identical (empty) blocks on every device."""
+        return math.prod(f for f, n in zip(self.dim_factors, self.global_shape) if n > 0)
+
+    @property
+    def copies(self) -> int:
+        """How many devices hold each distinct block."""
+        return self.mesh.size // self.num_distinct_shards
+
+    @property
+    def bytes_per_device(self) -> int | None:
+        if self.shard_shape is None:
+            return None
+        return self.dtype.bytes_for(math.prod(self.shard_shape))
+
+    @property
+    def total_bytes(self) -> int | None:
+        """Bytes over all devices of the mesh (replicas count once per device)."""
+        per_device = self.bytes_per_device
+        return None if per_device is None else per_device * self.mesh.size
+
+    @property
+    def global_bytes(self) -> int:
+        return self.dtype.bytes_for(math.prod(self.global_shape))
+
+    @property
+    def jax_type(self) -> str:
+        """JAX's sharding-in-types notation, e.g. `bfloat16[4096@(data,model),512]`."""
+        dims = []
+        for n, axes in zip(self.global_shape, self.dim_axes):
+            if not axes:
+                dims.append(str(n))
+            elif len(axes) == 1:
+                dims.append(f"{n}@{axes[0]}")
+            else:
+                dims.append(f"{n}@({','.join(axes)})")
+        return f"{self.dtype.name}[{','.join(dims)}]"
+
+    @property
+    def per_device_type(self) -> str | None:
+        if self.shard_shape is None:
+            return None
+        return f"{self.dtype.name}[{','.join(map(str, self.shard_shape))}]"
+
+    def device_blocks(self) -> list[DeviceBlock]:
+        """One block per mesh coordinate, in row-major mesh order (the order of `mesh.devices.flat`)."""
+        mesh = self.mesh
+        position = {name: i for i, name in enumerate(mesh.axis_names)}
+        used = {axis for axes in self.dim_axes for axis in axes}
+        unused = [i for i, name in enumerate(mesh.axis_names) if name not in used]
+        block_sizes = [
+            -(-n // f) if f > 1 else n for n, f in zip(self.global_shape, self.dim_factors)
+        ]
+        blocks = []
+        for flat, coords in enumerate(itertools.product(*(range(s) for s in mesh.axis_sizes))):
+            index: list[tuple[int, int] | None] = []
+            for n, f, axes, size in zip(self.global_shape, self.dim_factors, self.dim_axes, block_sizes):
+                if f == 1:
+                    index.append(None)
+                    continue
+                b = 0
+                for axis in axes:
+                    b = b * mesh.sizes_by_name[axis] + coords[position[axis]]
+                index.append((min(b * size, n), min((b + 1) * size, n)))
+            replica = 0
+            for i in unused:
+                replica = replica * mesh.axis_sizes[i] + coords[i]
+            blocks.append(DeviceBlock(mesh.device_id(flat), coords, tuple(index), replica))
+        return blocks
+
+
+def compute_layout(
+    mesh: Mesh,
+    spec: PartitionSpec,
+    global_shape: tuple[int, ...],
+    dtype: DType = FLOAT32,
+    context: UsageContext = UsageContext.DEVICE_PUT,
+) -> Layout:
+    """Lay `global_shape` out on `mesh` by `spec` as JAX would in `context`, with every problem.
+
+    The mesh must have its sizes resolved (see `resolve_mesh`); an unresolved or malformed mesh
+    yields its own problems and no shard shape.
+    """
+    sizes = mesh.sizes_by_name
+    rank = len(global_shape)
+    problems: list[Problem] = []
+    if len(sizes) != len(mesh.axis_names) or not mesh.is_resolved or len(mesh.axis_sizes) != len(sizes):
+        problems.extend(resolve_mesh(mesh, None)[1] or _unresolved_mesh(mesh))
+    _check_construction(mesh, spec, problems)
+    _check_context(mesh, spec, context, problems)
+    _check_rank(mesh, spec, rank, context, problems)
+
+    dim_axes: list[tuple[str, ...]] = []
+    dim_factors: list[int] = []
+    for entry in spec.padded(rank):
+        axes = tuple(a for a in entry_axes(entry) if a is not None and a in sizes)
+        dim_axes.append(axes)
+        factor = 1
+        for axis in axes:
+            factor *= sizes[axis]
+        dim_factors.append(factor)
+
+    padded = False
+    shard: list[int] = []
+    for dim, (n, factor) in enumerate(zip(global_shape, dim_factors)):
+        quotient, remainder = divmod(n, factor)
+        if remainder:
+            if context is UsageContext.WSC and all(
+                mesh.types_by_name[a] is AxisType.AUTO for a in dim_axes[dim]
+            ):
+                padded = True
+                quotient += 1
+                problems.append(_padded(mesh, spec, global_shape, dim, dim_axes[dim], factor))
+            else:
+                problems.append(_indivisible(mesh, global_shape, dim, dim_axes, factor))
+        shard.append(quotient)
+
+    valid = not any(p.severity is Severity.ERROR for p in problems)
+    return Layout(
+        mesh,
+        spec,
+        global_shape,
+        dtype,
+        context,
+        tuple(dim_axes),
+        tuple(dim_factors),
+        tuple(shard) if valid else None,
+        padded,
+        tuple(problems),
+    )
+
+
+def _unresolved_mesh(mesh: Mesh) -> list[Problem]:
+    return [
+        Problem(
+            "SH106",
+            Severity.ERROR,
+            f"the mesh {mesh.describe()} has a -1 size that needs a device count to resolve",
+            {},
+        )
+    ]
+
+
+def _check_construction(mesh: Mesh, spec: PartitionSpec, problems: list[Problem]) -> None:
+    """What `P(...)` and `NamedSharding(...)` reject before any shape is known, in JAX's order."""
+    sizes = mesh.sizes_by_name
+    used = spec.used_axes()
+    overlap = (spec.unreduced | spec.reduced) & set(a for a in used if a is not None)
+    for axis in sorted(overlap):
+        problems.append(
+            Problem(
+                "SH010",
+                Severity.ERROR,
+                f"mesh axis {axis!r} is both a partition of {spec.display()} and unreduced/reduced",
+                {"axis": axis},
+            )
+        )
+    seen: set[AxisItem] = set()
+    reported: set[AxisItem] = set()
+    for axis in used:
+        if axis in seen and axis not in reported and axis is not None:
+            reported.add(axis)
+            problems.append(
+                Problem(
+                    "SH004",
+                    Severity.ERROR,
+                    f"mesh axis {axis!r} is used more than once in {spec.display()}; "
+                    "each mesh axis can split at most one dimension",
+                    {"axis": axis},
+                )
+            )
+        seen.add(axis)
+    for axis in dict.fromkeys(used):
+        if axis is None:
+            problems.append(
+                Problem(
+                    "SH005",
+                    Severity.ERROR,
+                    f"None inside a tuple entry of {spec.display()} is not a mesh axis; "
+                    "leave it out (or write None as the whole entry)",
+                    {"axis": None},
+                )
+            )
+        elif axis not in sizes:
+            problems.append(_unknown_axis(mesh, spec, axis))
+    if UNCONSTRAINED in spec.entries and not mesh.has_auto_axis:
+        problems.append(
+            Problem(
+                "SH006",
+                Severity.ERROR,
+                f"P.UNCONSTRAINED needs an Auto mesh axis, but every axis of ({mesh.describe()}) is "
+                + "/".join(sorted({t.value for t in mesh.axis_types})),
+                {},
+            )
+        )
+    for kind, axes in (("unreduced", spec.unreduced), ("reduced", spec.reduced)):
+        for axis in sorted(axes):
+            if axis not in sizes:
+                problems.append(
+                    Problem(
+                        "SH009",
+                        Severity.ERROR,
+                        f"{kind} axis {axis!r} is not an axis of the mesh ({mesh.describe()})",
+                        {"axis": axis},
+                    )
+                )
+            elif mesh.types_by_name[axis] is not AxisType.EXPLICIT:
+                problems.append(
+                    Problem(
+                        "SH009",
+                        Severity.ERROR,
+                        f"{kind} axis {axis!r} is {mesh.types_by_name[axis].value}; "
+                        f"{kind} axes must be Explicit",
+                        {"axis": axis},
+                    )
+                )
+
+
+def _unknown_axis(mesh: Mesh, spec: PartitionSpec, axis: str) -> Problem:
+    suggestions = difflib.get_close_matches(axis, mesh.axis_names, n=1, cutoff=0.5)
+    hint = f"; did you mean {suggestions[0]!r}?" if suggestions else ""
+    return Problem(
+        "SH005",
+        Severity.ERROR,
+        f"{axis!r} in {spec.display()} is not an axis of the mesh ({mesh.describe()}){hint}",
+        {"axis": axis, "suggestion": suggestions[0] if suggestions else None},
+    )
+
+
+def _check_context(mesh: Mesh, spec: PartitionSpec, context: UsageContext, problems: list[Problem]) -> None:
+    """Rules that depend on where the sharding is used rather than on the shape."""
+    if UNCONSTRAINED in spec.entries and context in (
+        UsageContext.DEVICE_PUT,
+        UsageContext.JIT,
+        UsageContext.SHARD_MAP,
+        UsageContext.RESHARD,
+        UsageContext.PARAM,
+    ):
+        how = "fails with KeyError: UNCONSTRAINED" if context is UsageContext.DEVICE_PUT else "rejects it"
+        problems.append(
+            Problem(
+                "SH008",
+                Severity.ERROR,
+                f"P.UNCONSTRAINED only has a meaning in with_sharding_constraint; {context.label} {how}",
+                {"context": context.value},
+            )
+        )
+    if context is UsageContext.RESHARD:
+        for axis in dict.fromkeys(spec.used_axes()):
+            if axis is not None and mesh.types_by_name.get(axis, AxisType.EXPLICIT) is not AxisType.EXPLICIT:
+                problems.append(
+                    Problem(
+                        "SH011",
+                        Severity.ERROR,
+                        f"reshard and out_sharding= need Explicit axes, but {axis!r} is "
+                        f"{mesh.types_by_name[axis].value}; on Auto axes use with_sharding_constraint",
+                        {"axis": axis},
+                    )
+                )
+    if context is UsageContext.PARAM and len(set(mesh.axis_types)) > 1:
+        problems.append(
+            Problem(
+                "SH012",
+                Severity.ERROR,
+                "Flax shards parameters only on meshes whose axes are all Auto or all Explicit; "
+                f"this mesh mixes {', '.join(f'{n}: {t.value}' for n, t in zip(mesh.axis_names, mesh.axis_types))}",
+                {},
+            )
+        )
+    if context is UsageContext.WSC and mesh.axis_types and all(t is AxisType.EXPLICIT for t in mesh.axis_types):
+        problems.append(
+            Problem(
+                "SH013",
+                Severity.WARNING,
+                "with_sharding_constraint only asserts on a mesh whose axes are all Explicit "
+                "(an AssertionError if the array is sharded differently); use jax.sharding.reshard",
+                {},
+            )
+        )
+
+
+def _check_rank(
+    mesh: Mesh, spec: PartitionSpec, rank: int, context: UsageContext, problems: list[Problem]
+) -> None:
+    if len(spec.entries) <= rank:
+        return
+    extra = spec.entries[rank:]
+    real_axes = [
+        a for e in extra for a in entry_axes(e) if a is not None and mesh.sizes_by_name.get(a, 2) != 1
+    ]
+    # shard_shape alone tolerates extra entries that shard nothing; every other use rejects them.
+    severity = Severity.WARNING if context is UsageContext.SHARD_SHAPE and not real_axes else Severity.ERROR
+    tolerated = (
+        "; shard_shape ignores it, but device_put, jit and with_sharding_constraint reject it"
+        if severity is Severity.WARNING
+        else ""
+    )
+    data = {"spec_length": len(spec.entries), "rank": rank}
+    if rank == 0 and all(e is None for e in extra):
+        problems.append(
+            Problem(
+                "SH003",
+                severity,
+                f"{spec.display()} on a scalar: a scalar has no dimension to leave unsharded; write P(){tolerated}",
+                data,
+            )
+        )
+        return
+    problems.append(
+        Problem(
+            "SH002",
+            severity,
+            f"{spec.display()} has {len(spec.entries)} entries but the array has rank {rank}{tolerated}",
+            data,
+        )
+    )
+
+
+def _dims_text(global_shape: tuple[int, ...]) -> str:
+    return "[" + ", ".join(map(str, global_shape)) + "]"
+
+
+def _axes_text(mesh: Mesh, axes: tuple[str, ...]) -> str:
+    if len(axes) == 1:
+        return f"mesh axis {axes[0]!r} of size {mesh.sizes_by_name[axes[0]]}"
+    product = "×".join(str(mesh.sizes_by_name[a]) for a in axes)
+    return f"mesh axes ({', '.join(repr(a) for a in axes)}) of size {product}"
+
+
+def _indivisible(
+    mesh: Mesh,
+    global_shape: tuple[int, ...],
+    dim: int,
+    dim_axes: list[tuple[str, ...]],
+    factor: int,
+) -> Problem:
+    n = global_shape[dim]
+    axes = dim_axes[dim]
+    lower, upper = (n // factor) * factor, -(-n // factor) * factor
+    nearest = [size for size in (lower, upper) if size > 0]
+    other_used = {a for d, other in enumerate(dim_axes) if d != dim for a in other}
+    alternatives = dividing_axis_choices(mesh, n, exclude=other_used)
+    return Problem(
+        "SH001",
+        Severity.ERROR,
+        f"dimension {dim} of {_dims_text(global_shape)} has size {n}, which {_axes_text(mesh, axes)} "
+        f"({factor} ways) does not divide; the nearest sizes that divide are "
+        + " and ".join(map(str, nearest)),
+        {
+            "dim": dim,
+            "size": n,
+            "factor": factor,
+            "axes": list(axes),
+            "nearest": nearest,
+            "alternatives": [list(a) for a in alternatives],
+        },
+    )
+
+
+def _padded(
+    mesh: Mesh,
+    spec: PartitionSpec,
+    global_shape: tuple[int, ...],
+    dim: int,
+    axes: tuple[str, ...],
+    factor: int,
+) -> Problem:
+    n = global_shape[dim]
+    block = -(-n // factor)
+    return Problem(
+        "SH007",
+        Severity.WARNING,
+        f"dimension {dim} of {_dims_text(global_shape)} has size {n}, which {_axes_text(mesh, axes)} "
+        f"does not divide; inside jit XLA pads every shard to {block} ({block * factor - n} padding "
+        f"elements in all), and the jit output may come back replicated",
+        {"dim": dim, "size": n, "factor": factor, "axes": list(axes), "padded_block": block},
+    )
+
+
+def dividing_axis_choices(mesh: Mesh, n: int, exclude: Collection[str] = ()) -> list[tuple[str, ...]]:
+    """Mesh axes (single, then ordered pairs) that evenly split a dimension of size n, most ways first.
+
+    Quick fixes offer these; an empty tuple (replicate) always divides and is not listed.
+    """
+    free = [a for a in mesh.axis_names if a not in exclude and mesh.sizes_by_name[a] > 1]
+    choices: list[tuple[str, ...]] = [(a,) for a in free]
+    choices += list(itertools.combinations(free, 2))
+    fitting = [c for c in choices if n % math.prod(mesh.sizes_by_name[a] for a in c) == 0]
+    return sorted(fitting, key=lambda c: -math.prod(mesh.sizes_by_name[a] for a in c))
+
