@@ -1,0 +1,151 @@
+"""What the analysis found in one file: sites with their layouts, meshes and diagnostics.
+
+These dataclasses are the contract between the analyzer and every rendering (CLI, hover,
+inlay hints, code actions). Positions are 0-based lines and 0-based character columns (Python
+string indices); renderings convert to 1-based or UTF-16 as their format needs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from shardls.core import DType, Layout, Mesh, PartitionSpec, Severity, UsageContext
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    def contains(self, line: int, column: int) -> bool:
+        if (line, column) < (self.line, self.column):
+            return False
+        return (line, column) <= (self.end_line, self.end_column)
+
+
+class SiteKind(enum.Enum):
+    SPEC = "spec"
+    NAMED_SHARDING = "named_sharding"
+    DEVICE_PUT = "device_put"
+    CONSTRAINT = "with_sharding_constraint"
+    RESHARD = "reshard"
+    CREATION = "array_creation"
+    SHAPE_DTYPE_STRUCT = "shape_dtype_struct"
+    JIT_IN = "jit_in_sharding"
+    JIT_OUT = "jit_out_sharding"
+    SHARD_MAP_IN = "shard_map_in"
+    SHARD_MAP_OUT = "shard_map_out"
+    PARAM = "param"
+
+
+@dataclass(frozen=True)
+class MeshFact:
+    """A mesh as the analysis resolved it, and why this one applies."""
+
+    mesh: Mesh
+    span: Span | None
+    """Where it is defined (None for a pragma/setting mesh)."""
+    name: str | None
+    """The variable holding it, when there is one."""
+    source: str
+    """Where it comes from, e.g. `jax.make_mesh at line 3`, `pragma`, `default-mesh setting`."""
+    selection: str = ""
+    """Why it applies at a site: `NamedSharding argument`, `jax.set_mesh at line 9`, `the only mesh in this file`."""
+    assumptions: tuple[str, ...] = ()
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class SymbolicDim:
+    """A dimension whose size is not known statically; rendered by name (`d_model`)."""
+
+    name: str
+
+
+Dim = int | SymbolicDim
+
+
+@dataclass(frozen=True)
+class Site:
+    """A place where a layout is decided, with everything the renderings need."""
+
+    kind: SiteKind
+    span: Span
+    name: str | None
+    context: UsageContext
+    mesh: MeshFact | None
+    spec: PartitionSpec | None
+    """After logical rules."""
+    logical_spec: PartitionSpec | None = None
+    """Before logical rules, when rules were applied."""
+    rule_chain: tuple[str, ...] = ()
+    shape: tuple[Dim, ...] | None = None
+    dtype: DType | None = None
+    layout: Layout | None = None
+    """The core's result; for symbolic dims it is computed with placeholders (see `symbolic_dims`)."""
+    symbolic_dims: tuple[int, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = ()
+    """One line per number that mattered: `dim 0 = 512: argument of MLP(...) at line 40`."""
+    spec_span: Span | None = None
+    path: str | None = None
+
+    @property
+    def shard_shape(self) -> tuple[Dim, ...] | None:
+        """Per-device shape, with symbolic dims as `SymbolicDim('d_model/4')`."""
+        if self.layout is None or self.layout.shard_shape is None or self.shape is None:
+            return None
+        out: list[Dim] = []
+        for dim, (size, factor) in enumerate(zip(self.shape, self.layout.dim_factors)):
+            if isinstance(size, SymbolicDim):
+                out.append(SymbolicDim(size.name if factor == 1 else f"{size.name}/{factor}"))
+            else:
+                out.append(self.layout.shard_shape[dim])
+        return tuple(out)
+
+    @property
+    def bytes_per_device(self) -> int | None:
+        if self.symbolic_dims or self.layout is None:
+            return None
+        return self.layout.bytes_per_device
+
+
+@dataclass(frozen=True)
+class Related:
+    span: Span
+    message: str
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    span: Span
+    code: str
+    severity: Severity
+    message: str
+    related: tuple[Related, ...] = ()
+    deprecated: bool = False
+    data: Mapping[str, object] = field(default_factory=dict)
+    """Numbers and names that quick fixes reuse (the core problem's data plus site details)."""
+
+
+@dataclass(frozen=True)
+class DeviceCount:
+    count: int
+    source: str
+    """`pragma at line 1`, `XLA_FLAGS hint at line 3`, `--device-count`, `default`."""
+    assumed: bool = True
+
+
+@dataclass(frozen=True)
+class FileAnalysis:
+    path: str
+    sites: tuple[Site, ...]
+    meshes: tuple[MeshFact, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    device_count: DeviceCount
+    parse_errors: tuple[tuple[int, str], ...] = ()

@@ -1,0 +1,166 @@
+"""What the interpreter knows about JAX, Flax, numpy and the standard library.
+
+Each module here registers handlers by canonical dotted name (`jax.sharding.PartitionSpec`);
+`canonical()` maps the many spellings real code uses (`jax.P`, the legacy
+`jax.experimental` paths, `flax.experimental.nnx`) onto those names.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.scopes import ClassInfo
+from shardls.analysis.values import BoundMethod, Const, Value
+from shardls.core import DType
+
+
+@dataclass
+class CallArgs:
+    """A library call's arguments, with JAX's parameter names for keyword-or-positional lookup."""
+
+    evaluator: Evaluator
+    library: Library
+    qualname: str
+    args: list[Value]
+    kwargs: dict[str, Value]
+    node: ast.Call
+    frame: Frame
+
+    def get(self, index: int | None, *names: str) -> Value | None:
+        for name in names:
+            if name in self.kwargs:
+                return self.kwargs[name]
+        if index is not None and index < len(self.args):
+            return self.args[index]
+        return None
+
+    def arg_node(self, index: int | None, *names: str) -> ast.expr | None:
+        """The source expression of an argument (for positions in diagnostics)."""
+        for keyword in self.node.keywords:
+            if keyword.arg in names:
+                return keyword.value
+        positional = [a for a in self.node.args]
+        if index is not None and index < len(positional) and not any(
+            isinstance(a, ast.Starred) for a in positional[: index + 1]
+        ):
+            return positional[index]
+        return None
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Facts the library needs that are not in the source: the device count and default dtype."""
+
+    device_count: Const
+    default_dtype: DType
+
+
+_PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
+    ("flax.experimental.nnx.", "flax.nnx."),
+    ("jax.experimental.maps.", "jax.sharding."),
+    ("jax.interpreters.pxla.", "jax.sharding."),
+    ("jax.experimental.pjit.", "jax.sharding."),
+    ("jax._src.partition_spec.", "jax.sharding."),
+    ("jax._src.mesh.", "jax.sharding."),
+    ("np.", "numpy."),
+    ("jnp.", "jax.numpy."),
+)
+
+_EXACT_ALIASES: dict[str, str] = {
+    "jax.P": "jax.sharding.PartitionSpec",
+    "jax.experimental.PartitionSpec": "jax.sharding.PartitionSpec",
+    "jax.NamedSharding": "jax.sharding.NamedSharding",
+    "jax.sharding.set_mesh": "jax.set_mesh",
+    "jax.sharding.use_mesh": "jax.set_mesh",
+    "jax.reshard": "jax.sharding.reshard",
+    "jax.sharding.with_sharding_constraint": "jax.lax.with_sharding_constraint",
+    "jax.sharding.with_sharding_constraint_": "jax.lax.with_sharding_constraint",
+    "jax.experimental.shard_map.shard_map": "jax.experimental.shard_map.shard_map",
+    "jax.sharding.shard_map": "jax.shard_map",
+    "jax.sharding.pjit": "jax.jit",
+    "jax.sharding.use_abstract_mesh": "jax.sharding.use_abstract_mesh",
+    "jax.use_abstract_mesh": "jax.sharding.use_abstract_mesh",
+    "jax.AbstractMesh": "jax.sharding.AbstractMesh",
+    "jax.AxisType": "jax.sharding.AxisType",
+    "flax.linen.logical_axis_rules": "flax.nnx.logical_axis_rules",
+    "flax.core.spmd.logical_axis_rules": "flax.nnx.logical_axis_rules",
+    "flax.nnx.spmd.with_partitioning": "flax.nnx.with_partitioning",
+    "flax.nnx.Variable": "flax.nnx.Param",
+}
+
+
+class Library:
+    """Dispatches library calls, attributes and methods to the registered handlers."""
+
+    def __init__(self, environment: Environment) -> None:
+        from shardls.analysis.library import registry
+
+        self.environment = environment
+        self.calls, self.methods, self.attributes, self.subscripts, self.instantiators = registry.tables()
+
+    def canonical(self, qualname: str) -> str:
+        for prefix, target in _PREFIX_ALIASES:
+            if qualname.startswith(prefix):
+                qualname = target + qualname[len(prefix) :]
+        return _EXACT_ALIASES.get(qualname, qualname)
+
+    def call(
+        self,
+        evaluator: Evaluator,
+        qualname: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        frame: Frame,
+    ) -> Value | None:
+        handler = self.calls.get(qualname)
+        if handler is None:
+            return None
+        return handler(CallArgs(evaluator, self, qualname, args, kwargs, node, frame))
+
+    def attribute(self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame) -> Value | None:
+        if (type(base).__name__, attr) in self.methods:
+            return BoundMethod(base, attr)
+        for handler in self.attributes:
+            found = handler(self, evaluator, base, attr, frame)
+            if found is not None:
+                return found
+        return None
+
+    def method(
+        self,
+        evaluator: Evaluator,
+        method: BoundMethod,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        frame: Frame,
+    ) -> Value | None:
+        handler = self.methods.get((type(method.base).__name__, method.name))
+        if handler is None:
+            return None
+        return handler(self, method, CallArgs(evaluator, self, method.name, args, kwargs, node, frame))
+
+    def subscript(self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame) -> Value | None:
+        for handler in self.subscripts:
+            found = handler(base, index)
+            if found is not None:
+                return found
+        return None
+
+    def instantiate(
+        self,
+        evaluator: Evaluator,
+        cls: ClassInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call | None,
+        frame: Frame,
+    ) -> Value | None:
+        for handler in self.instantiators:
+            found = handler(evaluator, cls, args, kwargs, node, frame)
+            if found is not None:
+                return found
+        return None

@@ -1,0 +1,166 @@
+"""Arrays with a known shape: creation functions, random initializers, ShapeDtypeStruct, and the
+array methods and attributes that keep a shape known (`reshape`, `astype`, `.T`, `.shape`)."""
+
+from __future__ import annotations
+
+import math
+
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
+from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    DTypeV,
+    Ref,
+    Seq,
+    Unknown,
+    Value,
+    as_int,
+)
+from shardls.core import DType, parse_dtype
+
+_FLOAT64 = parse_dtype("float64")
+_INT32 = parse_dtype("int32")
+
+
+def _default_dtype(call: CallArgs) -> DType:
+    if call.qualname.startswith("numpy."):
+        return _FLOAT64
+    return call.library.environment.default_dtype
+
+
+def _array(call: CallArgs, shape: Value | None, dtype_value: Value | None, default: DType | None = None) -> Value:
+    dims = shape_of(shape)
+    dtype = dtype_of(dtype_value) if dtype_value is not None else (default or _default_dtype(call))
+    sharding = sharding_of(call.get(None, "out_sharding", "device", "sharding"))
+    return ArrayV(dims, dtype, sharding)
+
+
+@calls(
+    "jax.numpy.zeros",
+    "jax.numpy.ones",
+    "jax.numpy.empty",
+    "numpy.zeros",
+    "numpy.ones",
+    "numpy.empty",
+)
+def _filled(call: CallArgs) -> Value | None:
+    return _array(call, call.get(0, "shape"), call.get(1, "dtype"))
+
+
+@calls("jax.numpy.full", "numpy.full")
+def _full(call: CallArgs) -> Value | None:
+    return _array(call, call.get(0, "shape"), call.get(2, "dtype"))
+
+
+@calls("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "numpy.zeros_like", "numpy.ones_like")
+def _like(call: CallArgs) -> Value | None:
+    base = call.get(0, "a")
+    if not isinstance(base, ArrayV):
+        return None
+    dtype = call.get(1, "dtype")
+    return ArrayV(base.shape, dtype_of(dtype) if dtype is not None else base.dtype, sharding_of(call.get(None, "out_sharding", "device")))
+
+
+@calls("jax.numpy.arange", "numpy.arange")
+def _arange(call: CallArgs) -> Value | None:
+    bounds = [as_int(a) for a in call.args[:3]]
+    if not bounds or any(b is None for b in bounds):
+        return _array(call, Seq((Unknown("arange length"),)), call.get(None, "dtype"), _INT32)
+    length = len(range(*[b for b in bounds if b is not None])) if bounds[-1] != 0 else 0
+    return _array(call, Seq((Const(length),)), call.get(None, "dtype"), _INT32)
+
+
+@calls(
+    "jax.random.normal",
+    "jax.random.uniform",
+    "jax.random.truncated_normal",
+    "jax.random.bernoulli",
+    "jax.random.randint",
+    "jax.random.gumbel",
+    "jax.random.laplace",
+)
+def _random(call: CallArgs) -> Value | None:
+    name = call.qualname.rsplit(".", 1)[-1]
+    position = {"truncated_normal": 3, "bernoulli": 2}.get(name, 1)
+    shape = call.get(position, "shape")
+    if shape is None:
+        shape = Seq(())
+    dtype_position = {"normal": 2, "uniform": 2, "randint": 4, "truncated_normal": 4}.get(name)
+    default = _INT32 if name == "randint" else parse_dtype("bool") if name == "bernoulli" else None
+    return _array(call, shape, call.get(dtype_position, "dtype"), default)
+
+
+@calls("jax.ShapeDtypeStruct")
+def _shape_dtype_struct(call: CallArgs) -> Value | None:
+    return _array(call, call.get(0, "shape"), call.get(1, "dtype"))
+
+
+@calls(
+    "jax.numpy.float32",
+    "jax.numpy.bfloat16",
+    "jax.numpy.float16",
+    "jax.numpy.int32",
+    "jax.numpy.int8",
+    "jax.numpy.float64",
+    "numpy.float32",
+    "jax.numpy.dtype",
+    "numpy.dtype",
+)
+def _dtype_call(call: CallArgs) -> Value | None:
+    if call.qualname.endswith(".dtype"):
+        dtype = dtype_of(call.get(0))
+        return DTypeV(dtype) if dtype is not None else None
+    return Unknown("scalar value")
+
+
+@methods(ArrayV, "reshape")
+def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    base = method.base
+    assert isinstance(base, ArrayV)
+    requested = call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
+    dims = list(requested)
+    fills = [i for i, d in enumerate(dims) if as_int(d) == -1]
+    if len(fills) == 1 and base.shape is not None:
+        known_total = [as_int(d) for d in base.shape]
+        others = [as_int(d) for i, d in enumerate(dims) if i != fills[0]]
+        if all(k is not None for k in known_total) and all(o is not None and o > 0 for o in others):
+            total = math.prod(k for k in known_total if k is not None)
+            rest = math.prod(o for o in others if o is not None)
+            if rest and total % rest == 0:
+                dims[fills[0]] = Const(total // rest)
+    return ArrayV(tuple(dims), base.dtype, None)
+
+
+@methods(ArrayV, "astype")
+def _astype(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    base = method.base
+    assert isinstance(base, ArrayV)
+    return ArrayV(base.shape, dtype_of(call.get(0, "dtype")) or base.dtype, base.sharding)
+
+
+@attributes
+def _array_attributes(library: Library, evaluator: object, base: Value, attr: str, frame: object) -> Value | None:
+    if isinstance(base, Ref) and base.qualname in ("jax.numpy", "numpy") and attr in _DTYPE_NAMES:
+        return DTypeV(parse_dtype(attr))
+    if not isinstance(base, ArrayV):
+        return None
+    if attr == "shape":
+        return Seq(base.shape) if base.shape is not None else Unknown("shape unknown")
+    if attr == "dtype":
+        return DTypeV(base.dtype) if base.dtype is not None else Unknown("dtype unknown")
+    if attr == "ndim":
+        return Const(len(base.shape)) if base.shape is not None else Unknown("rank unknown")
+    if attr == "T":
+        return ArrayV(tuple(reversed(base.shape)) if base.shape is not None else None, base.dtype)
+    if attr == "sharding":
+        return base.sharding or Unknown("sharding unknown")
+    return None
+
+
+_DTYPE_NAMES = frozenset(
+    "bool_ int4 uint4 int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 bfloat16 float32 "
+    "float64 complex64 complex128 float8_e4m3fn float8_e5m2 float4_e2m1fn int2 uint2".split()
+)

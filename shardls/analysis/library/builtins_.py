@@ -1,0 +1,249 @@
+"""Python built-ins, `math` and `dataclasses`: enough to follow config arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.registry import calls, methods
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    DictV,
+    InstanceV,
+    Seq,
+    SetV,
+    Unknown,
+    Value,
+    as_int,
+    as_str,
+)
+
+
+def _ints(values: list[Value]) -> list[int] | None:
+    ints = [as_int(v) for v in values]
+    return None if any(i is None for i in ints) else [i for i in ints if i is not None]
+
+
+def _items(value: Value | None) -> tuple[Value, ...] | None:
+    if isinstance(value, (Seq, SetV)):
+        return value.items
+    if isinstance(value, DictV):
+        return value.keys
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return tuple(Const(c) for c in value.value)
+    return None
+
+
+def _bounded(call: CallArgs, value: object) -> Value:
+    return call.evaluator.bounded(value, call.node, call.frame, "computed")
+
+
+@calls("builtins.len")
+def _len(call: CallArgs) -> Value | None:
+    target = call.get(0)
+    items = _items(target)
+    if items is not None:
+        return _bounded(call, len(items))
+    if isinstance(target, ArrayV) and target.shape:
+        return target.shape[0]
+    return None
+
+
+@calls("builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.abs", "builtins.round")
+def _convert(call: CallArgs) -> Value | None:
+    value = call.get(0)
+    if not isinstance(value, Const):
+        return None
+    function = {"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "round": round}
+    name = call.qualname.rsplit(".", 1)[-1]
+    try:
+        result = function[name](value.value)  # type: ignore[operator]
+    except Exception:
+        return Unknown(f"{name}() of an invalid value")
+    if name == "str" and isinstance(value.value, str):
+        return value
+    return _bounded(call, result)
+
+
+@calls("builtins.min", "builtins.max", "builtins.sum", "math.prod", "numpy.prod")
+def _reduce(call: CallArgs) -> Value | None:
+    values = call.args
+    if len(values) == 1 or call.qualname in ("builtins.sum", "math.prod", "numpy.prod"):
+        items = _items(values[0]) if values else None
+        if items is None:
+            return None
+        values = list(items)
+    ints = _ints(values)
+    if ints is None or (not ints and call.qualname.endswith(("min", "max"))):
+        return None
+    name = call.qualname.rsplit(".", 1)[-1]
+    if name == "min":
+        return _bounded(call, min(ints))
+    if name == "max":
+        return _bounded(call, max(ints))
+    if name == "sum":
+        return _bounded(call, sum(ints))
+    product = 1
+    for i in ints:
+        product *= i
+        if abs(product).bit_length() > call.evaluator.limits.int_bits:
+            return Unknown("integer too large")
+    return _bounded(call, product)
+
+
+@calls("math.ceil", "math.floor", "math.sqrt", "math.log2")
+def _math(call: CallArgs) -> Value | None:
+    value = call.get(0)
+    if not isinstance(value, Const) or not isinstance(value.value, int | float):
+        return None
+    name = call.qualname.rsplit(".", 1)[-1]
+    try:
+        return _bounded(call, getattr(math, name)(value.value))
+    except (ValueError, OverflowError):
+        return Unknown(f"math.{name} of an invalid value")
+
+
+@calls("builtins.tuple", "builtins.list", "builtins.sorted", "builtins.reversed")
+def _sequence(call: CallArgs) -> Value | None:
+    if not call.args:
+        return Seq((), call.qualname.endswith("list"))
+    items = _items(call.args[0])
+    if items is None:
+        return None
+    if call.qualname.endswith("sorted"):
+        if not all(isinstance(i, Const) for i in items):
+            return None
+        try:
+            items = tuple(sorted(items, key=lambda c: c.value))  # type: ignore[attr-defined]
+        except TypeError:
+            return None
+    if call.qualname.endswith("reversed"):
+        items = items[::-1]
+    return Seq(items, call.qualname.endswith(("list", "sorted")))
+
+
+@calls("builtins.range")
+def _range(call: CallArgs) -> Value | None:
+    bounds = _ints(call.args)
+    if bounds is None or not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
+        return None
+    numbers = range(*bounds)
+    if len(numbers) > call.evaluator.limits.collection:
+        return Unknown("range too long")
+    return Seq(tuple(Const(i) for i in numbers))
+
+
+@calls("builtins.zip")
+def _zip(call: CallArgs) -> Value | None:
+    columns = [_items(a) for a in call.args]
+    if any(c is None for c in columns):
+        return None
+    return Seq(tuple(Seq(row) for row in zip(*(c for c in columns if c is not None))))
+
+
+@calls("builtins.enumerate")
+def _enumerate(call: CallArgs) -> Value | None:
+    items = _items(call.get(0))
+    if items is None:
+        return None
+    return Seq(tuple(Seq((Const(i), item)) for i, item in enumerate(items)))
+
+
+@calls("builtins.dict")
+def _dict(call: CallArgs) -> Value | None:
+    keys: list[Value] = []
+    values: list[Value] = []
+    if call.args:
+        base = call.args[0]
+        if isinstance(base, DictV):
+            keys.extend(base.keys)
+            values.extend(base.values)
+        elif isinstance(base, Seq):
+            for pair in base.items:
+                if not isinstance(pair, Seq) or len(pair.items) != 2:
+                    return None
+                keys.append(pair.items[0])
+                values.append(pair.items[1])
+        else:
+            return None
+    for name, value in call.kwargs.items():
+        keys.append(Const(name))
+        values.append(value)
+    return DictV(tuple(keys), tuple(values))
+
+
+@calls("builtins.isinstance", "builtins.print", "builtins.getattr", "builtins.super")
+def _opaque(call: CallArgs) -> Value | None:
+    return Unknown(f"{call.qualname.rsplit('.', 1)[-1]}() is not modelled")
+
+
+@calls("dataclasses.field", "flax.struct.field", "chex.field")
+def _field(call: CallArgs) -> Value | None:
+    """`field(default=x)` is x; `field(default_factory=f)` is f()."""
+    default = call.get(None, "default")
+    if default is not None:
+        return default
+    factory = call.get(None, "default_factory")
+    if factory is not None:
+        return call.evaluator.call(factory, [], {}, None, call.frame)
+    return Unknown("field without a default")
+
+
+@calls("dataclasses.replace")
+def _replace(call: CallArgs) -> Value | None:
+    instance = call.get(0)
+    if not isinstance(instance, InstanceV):
+        return None
+    fields = dict(instance.fields)
+    fields.update(call.kwargs)
+    return InstanceV(instance.cls, tuple(fields.items()), call.node)
+
+
+@methods(InstanceV, "replace")
+def _instance_replace(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    assert isinstance(method.base, InstanceV)
+    fields = dict(method.base.fields)
+    fields.update(call.kwargs)
+    return InstanceV(method.base.cls, tuple(fields.items()), call.node)
+
+
+@methods(DictV, "get")
+def _dict_get(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    assert isinstance(method.base, DictV)
+    key = call.get(0)
+    if not isinstance(key, Const):
+        return None
+    found = method.base.get(key.value)
+    return found if found is not None else (call.get(1) or Const(None))
+
+
+@methods(DictV, "keys", "values", "items")
+def _dict_views(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    base = method.base
+    assert isinstance(base, DictV)
+    if method.name == "keys":
+        return Seq(base.keys)
+    if method.name == "values":
+        return Seq(base.values)
+    return Seq(tuple(Seq((k, v)) for k, v in zip(base.keys, base.values)))
+
+
+@methods(Const, "split", "strip", "lower", "upper", "format", "join", "replace")
+def _str_methods(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    text = as_str(method.base)
+    if text is None:
+        return None
+    if method.name == "split":
+        given = call.get(0, "sep")
+        separator = as_str(given) if given is not None else None
+        return Seq(tuple(Const(part) for part in text.split(separator)), is_list=True)
+    if method.name in ("strip", "lower", "upper"):
+        return Const(getattr(text, method.name)())
+    if method.name == "join":
+        items = _items(call.get(0))
+        if items is None or not all(isinstance(i, Const) and isinstance(i.value, str) for i in items):
+            return None
+        return call.evaluator.bounded(text.join(str(i.value) for i in items if isinstance(i, Const)), call.node, call.frame)
+    return None

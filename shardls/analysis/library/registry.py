@@ -1,0 +1,73 @@
+"""Handler tables, filled by the library modules when they are imported."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from shardls.analysis.values import BoundMethod, Value
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator, Frame
+    from shardls.analysis.library import CallArgs, Library
+    from shardls.analysis.scopes import ClassInfo
+
+CallHandler = Callable[["CallArgs"], Value | None]
+MethodHandler = Callable[["Library", BoundMethod, "CallArgs"], Value | None]
+AttributeHandler = Callable[["Library", "Evaluator", Value, str, "Frame"], Value | None]
+SubscriptHandler = Callable[[Value, Value | slice], Value | None]
+Instantiator = Callable[
+    ["Evaluator", "ClassInfo", list[Value], dict[str, Value], ast.Call | None, "Frame"], Value | None
+]
+
+_CALLS: dict[str, CallHandler] = {}
+_METHODS: dict[tuple[str, str], MethodHandler] = {}
+_ATTRIBUTES: list[AttributeHandler] = []
+_SUBSCRIPTS: list[SubscriptHandler] = []
+_INSTANTIATORS: list[Instantiator] = []
+
+
+def calls(*qualnames: str) -> Callable[[CallHandler], CallHandler]:
+    def register(handler: CallHandler) -> CallHandler:
+        for name in qualnames:
+            _CALLS[name] = handler
+        return handler
+
+    return register
+
+
+def methods(value_type: type[Value], *names: str) -> Callable[[MethodHandler], MethodHandler]:
+    def register(handler: MethodHandler) -> MethodHandler:
+        for name in names:
+            _METHODS[(value_type.__name__, name)] = handler
+        return handler
+
+    return register
+
+
+def attributes(handler: AttributeHandler) -> AttributeHandler:
+    _ATTRIBUTES.append(handler)
+    return handler
+
+
+def subscripts(handler: SubscriptHandler) -> SubscriptHandler:
+    _SUBSCRIPTS.append(handler)
+    return handler
+
+
+def instantiator(handler: Instantiator) -> Instantiator:
+    _INSTANTIATORS.append(handler)
+    return handler
+
+
+def tables() -> tuple[
+    dict[str, CallHandler],
+    dict[tuple[str, str], MethodHandler],
+    list[AttributeHandler],
+    list[SubscriptHandler],
+    list[Instantiator],
+]:
+    from shardls.analysis.library import arrays, builtins_, meshes, nnx, sharding  # noqa: F401  (registration)
+
+    return _CALLS, _METHODS, _ATTRIBUTES, _SUBSCRIPTS, _INSTANTIATORS

@@ -1,0 +1,81 @@
+"""PartitionSpec, NamedSharding, and the calls that move an array onto a layout."""
+
+from __future__ import annotations
+
+import ast
+
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.convert import sharding_of, spec_from_entries
+from shardls.analysis.library.registry import calls, subscripts
+from shardls.analysis.values import ArrayV, MeshV, Seq, ShardingV, SpecV, Unknown, Value
+from shardls.core import UNCONSTRAINED
+from shardls.core.spec import SpecEntry
+
+
+@calls("jax.sharding.PartitionSpec")
+def _partition_spec(call: CallArgs) -> Value | None:
+    original = _source(call.node)
+    spec = spec_from_entries(
+        tuple(call.args), call.get(None, "unreduced"), call.get(None, "reduced"), original
+    )
+    if spec is None:
+        return None
+    frame = call.frame
+    entry_spans = tuple(
+        None if isinstance(arg, ast.Starred) or any(isinstance(a, ast.Starred) for a in call.node.args[:i]) else frame.span(arg)
+        for i, arg in enumerate(call.node.args)
+    )
+    return SpecV(spec.spec, spec.unknown_entries, frame.span(call.node), entry_spans, frame.module.path)
+
+
+def _source(node: ast.Call) -> str | None:
+    try:
+        text = ast.unparse(node)
+    except Exception:
+        return None
+    return text if len(text) <= 200 else None
+
+
+@calls("jax.sharding.NamedSharding")
+def _named_sharding(call: CallArgs) -> Value | None:
+    mesh = call.get(0, "mesh")
+    spec = call.get(1, "spec")
+    if not isinstance(spec, SpecV):
+        return Unknown("NamedSharding with an unknown spec")
+    return ShardingV(spec, mesh if isinstance(mesh, MeshV) else None)
+
+
+@calls("jax.device_put", "jax.lax.with_sharding_constraint", "jax.sharding.reshard")
+def _placed(call: CallArgs) -> Value | None:
+    array = call.get(0, "x")
+    target = sharding_of(call.get(1, "device", "shardings", "out_shardings"))
+    if not isinstance(array, ArrayV):
+        return None
+    return ArrayV(array.shape, array.dtype, target or array.sharding)
+
+
+@calls("jax.set_mesh", "jax.sharding.use_abstract_mesh")
+def _set_mesh(call: CallArgs) -> Value | None:
+    mesh = call.get(0, "mesh")
+    return mesh if isinstance(mesh, MeshV) else None
+
+
+@subscripts
+def _spec_items(base: Value, index: Value | slice) -> Value | None:
+    """`spec[1:]` and `*spec`: a spec's entries as values."""
+    if not isinstance(base, SpecV):
+        return None
+    entries = tuple(_entry_value(e) for e in base.spec.entries)
+    if isinstance(index, slice):
+        return Seq(entries[index])
+    return None
+
+
+def _entry_value(entry: SpecEntry) -> Value:
+    from shardls.analysis.values import Const, Ref
+
+    if entry is UNCONSTRAINED:
+        return Ref("jax.sharding.PartitionSpec.UNCONSTRAINED")
+    if isinstance(entry, tuple):
+        return Seq(tuple(Const(a) for a in entry))
+    return Const(entry)

@@ -1,0 +1,15 @@
+"""Recognizers turn library calls into sites; each module registers the calls it understands."""
+
+from __future__ import annotations
+
+_loaded = False
+
+
+def load() -> None:
+    """Import every recognizer module once (registration happens at import)."""
+    global _loaded
+    if _loaded:
+        return
+    from shardls.analysis.recognizers import meshes, placement  # noqa: F401
+
+    _loaded = True

@@ -1,0 +1,108 @@
+"""Where an array gets a layout: `device_put`, `with_sharding_constraint`, `reshard`, creation
+with `out_sharding=`/`device=`, `ShapeDtypeStruct(sharding=)`, and `NamedSharding` itself."""
+
+from __future__ import annotations
+
+import ast
+
+from shardls.analysis.facts import SiteKind
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
+from shardls.analysis.sites import SiteBuilder, recognizes
+from shardls.analysis.values import ArrayV, ShardingV, Value
+from shardls.analysis.walker import Visit
+from shardls.core import UsageContext
+
+_CREATION = (
+    "jax.numpy.zeros",
+    "jax.numpy.ones",
+    "jax.numpy.empty",
+    "jax.numpy.full",
+    "jax.numpy.zeros_like",
+    "jax.numpy.ones_like",
+    "jax.numpy.arange",
+    "jax.random.normal",
+    "jax.random.uniform",
+    "jax.random.truncated_normal",
+    "jax.random.bernoulli",
+    "jax.random.randint",
+)
+
+
+def _place(
+    builder: SiteBuilder,
+    visit: Visit,
+    call: CallArgs,
+    kind: SiteKind,
+    usage: UsageContext,
+    array: Value | None,
+    target: Value | None,
+    assumptions: tuple[str, ...] = (),
+) -> None:
+    sharding = sharding_of(target)
+    if sharding is None:
+        return
+    span = call.frame.span(call.node)
+    mesh = builder.select_mesh(sharding, visit, usage, sharding.spec.span or span)
+    shape = shape_of(array) if isinstance(array, ArrayV) else None
+    dtype = array.dtype if isinstance(array, ArrayV) else None
+    name = visit.target or _argument_name(call)
+    builder.add_layout(kind, visit, span, name, sharding.spec, shape, dtype, usage, mesh, assumptions=assumptions)
+
+
+def _argument_name(call: CallArgs) -> str | None:
+    node = call.arg_node(0, "x")
+    return node.id if isinstance(node, ast.Name) else None
+
+
+@recognizes("jax.device_put")
+def device_put(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    _place(builder, visit, call, SiteKind.DEVICE_PUT, UsageContext.DEVICE_PUT, call.get(0, "x"), call.get(1, "device"))
+
+
+@recognizes("jax.lax.with_sharding_constraint")
+def with_sharding_constraint(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    if visit.context.inside_jit or visit.context.inside_function:
+        usage = UsageContext.WSC
+        notes = () if visit.context.inside_jit else ("inside a function: assumed to run under jax.jit",)
+    else:
+        usage, notes = UsageContext.WSC_EAGER, ("at module level: runs eagerly (outside jit)",)
+    _place(builder, visit, call, SiteKind.CONSTRAINT, usage, call.get(0, "x"), call.get(1, "shardings"), notes)
+
+
+@recognizes("jax.sharding.reshard")
+def reshard(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    _place(builder, visit, call, SiteKind.RESHARD, UsageContext.RESHARD, call.get(0, "x"), call.get(1, "out_shardings"))
+
+
+@recognizes(*_CREATION)
+def creation(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    out_sharding = call.get(None, "out_sharding")
+    device = call.get(None, "device")
+    if out_sharding is None and device is None:
+        return
+    array = call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
+    usage = UsageContext.RESHARD if out_sharding is not None else UsageContext.DEVICE_PUT
+    _place(builder, visit, call, SiteKind.CREATION, usage, array, out_sharding or device)
+
+
+@recognizes("jax.ShapeDtypeStruct")
+def shape_dtype_struct(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    target = call.get(None, "sharding")
+    if target is None:
+        return
+    shape = call.get(0, "shape")
+    dtype = dtype_of(call.get(1, "dtype"))
+    _place(builder, visit, call, SiteKind.SHAPE_DTYPE_STRUCT, UsageContext.SHARD_SHAPE, ArrayV(shape_of(shape), dtype), target)
+
+
+@recognizes("jax.sharding.NamedSharding")
+def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    value = call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
+    if not isinstance(value, ShardingV) or value.mesh is None:
+        return
+    span = call.frame.span(call.node)
+    mesh = builder.select_mesh(value, visit, UsageContext.SHARD_SHAPE, span)
+    builder.add_layout(
+        SiteKind.NAMED_SHARDING, visit, span, visit.target, value.spec, None, None, UsageContext.SHARD_SHAPE, mesh
+    )

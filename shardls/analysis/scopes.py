@@ -1,0 +1,382 @@
+"""Name bindings per scope, with the bindings that reach each statement.
+
+One pass over a scope's statements records, for every name, which bindings can reach each point:
+an assignment replaces the candidates, an if/else or a loop merges them (both branches stay
+possible). Function and class bodies get their own scope, built only when something needs it.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from shardls.analysis.source import ParsedSource, Segment
+
+
+@dataclass(frozen=True, eq=False)
+class Binding:
+    name: str
+    kind: str
+    """assign | annotation | augassign | def | class | import | importfrom | for | with | param | except"""
+    node: ast.AST
+    """The statement (or def/class/alias/arg) that binds the name."""
+    value: ast.expr | None
+    """The bound expression, if any (for `for`, the iterable; for augassign, the right operand)."""
+    segment: Segment
+    order: int
+    unpack: tuple[int | str, ...] = ()
+    """Path into a tuple target: `a, (b, *c) = v` binds b at (1, 0) and c at (1, 'star1')."""
+    statement: ast.stmt | None = None
+    """For imports: the Import/ImportFrom statement of the alias in `node`."""
+
+    @property
+    def line(self) -> int:
+        return self.segment.abs_line(getattr(self.node, "lineno", 1))
+
+
+Candidates = tuple[Binding, ...]
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str
+    """module | class | function"""
+    parent: Scope | None
+    history: dict[str, list[tuple[int, Candidates]]] = field(default_factory=dict)
+    final: dict[str, Candidates] = field(default_factory=dict)
+    order_of: dict[int, int] = field(default_factory=dict)
+    """id(statement) -> its position in the pass."""
+    module: ModuleInfo | None = None
+    function: FunctionInfo | None = None
+    """The function whose body this scope is."""
+    owner: ClassInfo | None = None
+    """The class whose body this scope is."""
+
+    def lookup(self, name: str, position: int | None) -> Candidates:
+        """Bindings of `name` that can reach `position` (None: after the whole scope ran)."""
+        if position is None:
+            return self.final.get(name, ())
+        entries = self.history.get(name)
+        if not entries:
+            return ()
+        index = bisect.bisect_left(entries, position, key=lambda entry: entry[0]) - 1
+        return entries[index][1] if index >= 0 else ()
+
+
+class _ScopeBuilder:
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.counter = 0
+        self.state: dict[str, Candidates] = {}
+
+    def bind(self, binding: Binding, replace: bool = True) -> None:
+        current = self.state.get(binding.name, ())
+        new = (binding,) if replace else current + (binding,)
+        self._set(binding.name, new)
+
+    def _set(self, name: str, candidates: Candidates) -> None:
+        self.state[name] = candidates
+        self.scope.history.setdefault(name, []).append((self.counter, candidates))
+
+    def next_order(self, stmt: ast.AST) -> int:
+        self.counter += 1
+        self.scope.order_of[id(stmt)] = self.counter
+        return self.counter
+
+    def merge(self, before: dict[str, Candidates], branches: list[dict[str, Candidates]]) -> None:
+        self.counter += 1
+        names = set(before).union(*branches)
+        merged: dict[str, Candidates] = {}
+        for name in names:
+            seen: dict[int, Binding] = {}
+            for branch in branches:
+                for binding in branch.get(name, before.get(name, ())):
+                    seen.setdefault(id(binding), binding)
+            merged[name] = tuple(seen.values())
+        for name, candidates in merged.items():
+            if candidates != self.state.get(name):
+                self._set(name, candidates)
+        self.state = merged
+
+    def run(self, body: list[ast.stmt] | tuple[ast.stmt, ...], segment: Segment) -> None:
+        for stmt in body:
+            self.statement(stmt, segment)
+
+    def statement(self, stmt: ast.stmt, segment: Segment) -> None:
+        order = self.next_order(stmt)
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                self.target(target, "assign", stmt, stmt.value, segment, order, ())
+        elif isinstance(stmt, ast.AnnAssign):
+            if isinstance(stmt.target, ast.Name):
+                kind = "assign" if stmt.value is not None else "annotation"
+                self.bind(Binding(stmt.target.id, kind, stmt, stmt.value, segment, order))
+        elif isinstance(stmt, ast.AugAssign):
+            if isinstance(stmt.target, ast.Name):
+                self.bind(Binding(stmt.target.id, "augassign", stmt, stmt.value, segment, order))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.bind(Binding(stmt.name, "def", stmt, None, segment, order))
+        elif isinstance(stmt, ast.ClassDef):
+            self.bind(Binding(stmt.name, "class", stmt, None, segment, order))
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            kind = "import" if isinstance(stmt, ast.Import) else "importfrom"
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                name = alias.asname or (alias.name.split(".")[0] if kind == "import" else alias.name)
+                self.bind(Binding(name, kind, alias, None, segment, order, (), stmt))
+                self.scope.order_of[id(alias)] = order
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            before = dict(self.state)
+            self.target(stmt.target, "for", stmt, stmt.iter, segment, order, ())
+            self.run(stmt.body, segment)
+            after_body = dict(self.state)
+            self.state = dict(before)
+            self.run(stmt.orelse, segment)
+            self.merge(before, [after_body, dict(self.state), before])
+        elif isinstance(stmt, ast.While):
+            before = dict(self.state)
+            self.run(stmt.body, segment)
+            after_body = dict(self.state)
+            self.state = dict(before)
+            self.run(stmt.orelse, segment)
+            self.merge(before, [after_body, dict(self.state), before])
+        elif isinstance(stmt, ast.If):
+            before = dict(self.state)
+            self.run(stmt.body, segment)
+            after_body = dict(self.state)
+            self.state = dict(before)
+            self.run(stmt.orelse, segment)
+            self.merge(before, [after_body, dict(self.state)])
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars, "with", stmt, item.context_expr, segment, order, ())
+            self.run(stmt.body, segment)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            before = dict(self.state)
+            self.run(stmt.body, segment)  # type: ignore[attr-defined]
+            self.run(stmt.orelse, segment)  # type: ignore[attr-defined]
+            outcomes = [dict(self.state)]
+            for handler in stmt.handlers:  # type: ignore[attr-defined]
+                self.state = dict(before)
+                if handler.name:
+                    self.bind(Binding(handler.name, "except", handler, None, segment, order))
+                self.run(handler.body, segment)
+                outcomes.append(dict(self.state))
+            self.merge(before, outcomes)
+            self.run(stmt.finalbody, segment)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Match):
+            before = dict(self.state)
+            outcomes = []
+            for case in stmt.cases:
+                self.state = dict(before)
+                self.run(case.body, segment)
+                outcomes.append(dict(self.state))
+            self.merge(before, outcomes + [before])
+
+    def target(
+        self,
+        target: ast.expr,
+        kind: str,
+        stmt: ast.AST,
+        value: ast.expr | None,
+        segment: Segment,
+        order: int,
+        path: tuple[int | str, ...],
+    ) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(Binding(target.id, kind, stmt, value, segment, order, path))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for i, element in enumerate(target.elts):
+                if isinstance(element, ast.Starred):
+                    self.target(element.value, kind, stmt, value, segment, order, path + (f"star{i}",))
+                else:
+                    self.target(element, kind, stmt, value, segment, order, path + (i,))
+        elif isinstance(target, ast.Starred):
+            self.target(target.value, kind, stmt, value, segment, order, path)
+
+    def finish(self) -> Scope:
+        self.scope.final = dict(self.state)
+        return self.scope
+
+
+def build_scope(
+    scope: Scope,
+    parts: list[tuple[Segment, tuple[ast.stmt, ...] | list[ast.stmt]]],
+    params: list[Binding] | None = None,
+) -> Scope:
+    builder = _ScopeBuilder(scope)
+    for binding in params or ():
+        builder.bind(binding)
+    for segment, body in parts:
+        builder.run(body, segment)
+    return builder.finish()
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    path: str
+    name: str | None
+    """Dotted module name within the workspace, when known."""
+    source: ParsedSource
+
+    @cached_property
+    def scope(self) -> Scope:
+        return build_scope(Scope("module", None, module=self), [(seg, seg.body) for seg in self.source.segments])
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    module: ModuleInfo
+    segment: Segment
+    parent: Scope
+    owner: ClassInfo | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.owner.name}.{self.name}" if self.owner else self.name
+
+    @cached_property
+    def decorators(self) -> tuple[str, ...]:
+        return tuple(dotted_name(d.func if isinstance(d, ast.Call) else d) for d in self.node.decorator_list)
+
+    @property
+    def kind(self) -> str:
+        """function | method | classmethod | staticmethod | property"""
+        for decorator in self.decorators:
+            last = decorator.rsplit(".", 1)[-1]
+            if last in ("classmethod", "staticmethod", "property", "cached_property"):
+                return "property" if last.endswith("property") else last
+        return "method" if self.owner else "function"
+
+    @cached_property
+    def params(self) -> list[ast.arg]:
+        args = self.node.args
+        ordered = list(args.posonlyargs) + list(args.args)
+        if args.vararg:
+            ordered.append(args.vararg)
+        ordered.extend(args.kwonlyargs)
+        if args.kwarg:
+            ordered.append(args.kwarg)
+        return ordered
+
+    def default_of(self, param: str) -> ast.expr | None:
+        args = self.node.args
+        positional = list(args.posonlyargs) + list(args.args)
+        offset = len(positional) - len(args.defaults)
+        for i, arg in enumerate(positional):
+            if arg.arg == param and i >= offset:
+                return args.defaults[i - offset]
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            if arg.arg == param:
+                return default
+        return None
+
+    @cached_property
+    def scope(self) -> Scope:
+        params = [
+            Binding(arg.arg, "param", arg, None, self.segment, 0) for arg in self.params
+        ]
+        scope = Scope("function", self.parent, module=self.module, function=self)
+        return build_scope(scope, [(self.segment, self.node.body)], params)
+
+    @cached_property
+    def returns(self) -> list[ast.Return]:
+        found: list[ast.Return] = []
+        stack: list[ast.AST] = list(self.node.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Return):
+                found.append(node)
+            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(ast.iter_child_nodes(node))
+        return found
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: ast.ClassDef
+    module: ModuleInfo
+    segment: Segment
+    parent: Scope
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @cached_property
+    def scope(self) -> Scope:
+        return build_scope(Scope("class", self.parent, module=self.module, owner=self), [(self.segment, self.node.body)])
+
+    @cached_property
+    def decorators(self) -> tuple[str, ...]:
+        return tuple(dotted_name(d.func if isinstance(d, ast.Call) else d) for d in self.node.decorator_list)
+
+    @cached_property
+    def base_names(self) -> tuple[str, ...]:
+        return tuple(dotted_name(b) for b in self.node.bases)
+
+    @cached_property
+    def field_names(self) -> tuple[str, ...]:
+        """Annotated class attributes in order: the __init__ parameters of a dataclass or NamedTuple."""
+        names = []
+        for stmt in self.node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                annotation = ast.unparse(stmt.annotation) if stmt.annotation else ""
+                if "ClassVar" not in annotation:
+                    names.append(stmt.target.id)
+        return tuple(names)
+
+    @cached_property
+    def methods(self) -> dict[str, FunctionInfo]:
+        found = {}
+        for stmt in self.node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[stmt.name] = FunctionInfo(stmt, self.module, self.segment, self.scope, self)
+        return found
+
+    @cached_property
+    def self_assignments(self) -> dict[str, list[tuple[FunctionInfo, ast.stmt]]]:
+        """`self.x = ...` in the methods that build an instance (`__init__`, `__post_init__`, `setup`)."""
+        found: dict[str, list[tuple[FunctionInfo, ast.stmt]]] = {}
+        for method_name in ("__init__", "__post_init__", "setup"):
+            method = self.methods.get(method_name)
+            if method is None:
+                continue
+            for node in ast.walk(method.node):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if (
+                            isinstance(target, ast.Attribute)
+                            and isinstance(target.value, ast.Name)
+                            and target.value.id == "self"
+                        ):
+                            found.setdefault(target.attr, []).append((method, node))
+                elif isinstance(node, ast.Call) and dotted_name(node.func) in ("object.__setattr__", "setattr"):
+                    args = node.args
+                    if len(args) == 3 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                        found.setdefault(args[1].value, []).append((method, ast.Expr(node)))
+        return found
+
+
+def dotted_name(node: ast.AST) -> str:
+    """`a.b.c` for a Name/Attribute chain; '' otherwise."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+

@@ -1,0 +1,313 @@
+"""From calls to sites: choose the mesh, read the spec and the shape, ask the core for the layout,
+and turn its problems into diagnostics placed on the code that caused them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.facts import (
+    Diagnostic,
+    Dim,
+    MeshFact,
+    Related,
+    Site,
+    SiteKind,
+    Span,
+    SymbolicDim,
+)
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.values import Const, MeshV, ShardingV, SpecV, Unknown, Value, as_int
+from shardls.analysis.walker import Visit
+from shardls.core import (
+    FILL,
+    FLOAT32,
+    DType,
+    Layout,
+    Mesh,
+    PartitionSpec,
+    Problem,
+    Severity,
+    UsageContext,
+    compute_layout,
+    resolve_mesh,
+)
+from shardls.core.rules import CORE_RULES
+
+Recognizer = Callable[["SiteBuilder", Visit, CallArgs], None]
+_RECOGNIZERS: dict[str, Recognizer] = {}
+
+
+def recognizes(*qualnames: str) -> Callable[[Recognizer], Recognizer]:
+    """Register a function that turns calls of these library functions into sites."""
+
+    def register(function: Recognizer) -> Recognizer:
+        for name in qualnames:
+            _RECOGNIZERS[name] = function
+        return function
+
+    return register
+
+
+def recognizer_for(qualname: str) -> Recognizer | None:
+    from shardls.analysis.recognizers import load
+
+    load()
+    return _RECOGNIZERS.get(qualname)
+
+
+@dataclass
+class SiteBuilder:
+    """Collects the sites, meshes and diagnostics of one file."""
+
+    evaluator: Evaluator
+    library: Library
+    path: str
+    device_count: int
+    device_count_note: str | None
+    """Set when the device count is assumed: shown wherever it matters."""
+    fallback_mesh: MeshFact | None
+    file_meshes: list[MeshFact]
+    default_dtype: DType = FLOAT32
+    sites: list[Site] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    meshes: dict[int, MeshFact] = field(default_factory=dict)
+    _seen: set[tuple[object, ...]] = field(default_factory=set)
+
+    # -- meshes -----------------------------------------------------------------------------
+
+    def mesh_fact(self, value: MeshV, name: str | None = None) -> MeshFact:
+        """The resolved mesh of a MeshV (device count applied), reporting its problems once."""
+        known = self.meshes.get(id(value))
+        if known is not None:
+            return known
+        resolved, problems = resolve_mesh(value.mesh, self.device_count)
+        assumptions = list(value.assumptions)
+        if FILL in value.mesh.axis_sizes and resolved.is_resolved:
+            filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
+            assumptions.append(
+                f"size of {', '.join(filled)} filled from {self.device_count} devices"
+                + (f" ({self.device_count_note})" if self.device_count_note else "")
+            )
+        elif self.device_count_note and problems:
+            assumptions.append(f"{self.device_count} devices ({self.device_count_note})")
+        span = value.span
+        source = f"{_constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
+        if value.path and value.path != self.path and span:
+            source = f"{_constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
+        fact = MeshFact(resolved, span, name, source, "", tuple(assumptions), value.path)
+        self.meshes[id(value)] = fact
+        if span is not None and (value.path in (None, self.path)):
+            for problem in problems:
+                self.report(span, problem)
+        return fact
+
+    def select_mesh(
+        self, sharding: ShardingV | None, visit: Visit, usage: UsageContext, span: Span
+    ) -> MeshFact | None:
+        """Which mesh applies to a sharding used here, saying why; reports a bare spec that JAX
+        would reject for lack of a `jax.set_mesh` context."""
+        if sharding is not None and sharding.mesh is not None:
+            return _selected(self.mesh_fact(sharding.mesh), "the mesh of the NamedSharding")
+        context = visit.context.mesh
+        if context is not None and not context.legacy:
+            return _selected(self.mesh_fact(context.mesh), context.how)
+        if context is not None and context.legacy:
+            if usage in (UsageContext.WSC, UsageContext.WSC_EAGER):
+                return _selected(self.mesh_fact(context.mesh), context.how + " (deprecated)")
+            self.report(
+                span,
+                Problem(
+                    "SH202",
+                    Severity.ERROR,
+                    f"a bare PartitionSpec in {usage.label} needs `jax.set_mesh`; the deprecated "
+                    "`with mesh:` only serves with_sharding_constraint",
+                ),
+            )
+            return _selected(self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)")
+        if sharding is not None and sharding.bare:
+            self.report(
+                span,
+                Problem(
+                    "SH202",
+                    Severity.ERROR,
+                    f"a bare PartitionSpec in {usage.label} needs a mesh: wrap the code in "
+                    "`with jax.set_mesh(mesh):` or pass NamedSharding(mesh, spec)",
+                ),
+            )
+        return self.fallback_for(span)
+
+    def fallback_for(self, span: Span) -> MeshFact | None:
+        """No mesh is explicit here: the only mesh of the file, the nearest one above, or a setting."""
+        if len(self.file_meshes) == 1:
+            return _selected(self.file_meshes[0], "the only mesh in this file")
+        above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
+        if above:
+            return _selected(above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)")
+        if self.file_meshes:
+            return _selected(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
+        return self.fallback_mesh
+
+    # -- layouts ----------------------------------------------------------------------------
+
+    def add_layout(
+        self,
+        kind: SiteKind,
+        visit: Visit,
+        span: Span,
+        name: str | None,
+        spec: SpecV,
+        shape: tuple[Value, ...] | None,
+        dtype: DType | None,
+        usage: UsageContext,
+        mesh: MeshFact | None,
+        *,
+        logical_spec: PartitionSpec | None = None,
+        rule_chain: tuple[str, ...] = (),
+        assumptions: Iterable[str] = (),
+        spec_span: Span | None = None,
+    ) -> Site | None:
+        """Record a site and report the core's problems; returns the site (None if a duplicate)."""
+        spec_span = spec_span or spec.span or span
+        notes = list(assumptions)
+        if visit.context.call_site:
+            notes.append(f"arguments from {visit.context.call_site}")
+        if spec.unknown_entries:
+            notes.append(
+                "spec entr" + ("y " if len(spec.unknown_entries) == 1 else "ies ")
+                + ", ".join(str(i) for i in spec.unknown_entries)
+                + " unknown; treated as unsharded"
+            )
+        dims, provenance, symbolic = _dims(shape, self.path)
+        layout: Layout | None = None
+        if mesh is not None:
+            notes.extend(mesh.assumptions)
+            if mesh.mesh.is_resolved:
+                concrete = tuple(d if isinstance(d, int) else mesh.mesh.size for d in dims) if dims is not None else None
+                if concrete is not None:
+                    layout = compute_layout(mesh.mesh, spec.spec, concrete, dtype or self.default_dtype, usage)
+                    problems = [p for p in layout.problems if not _symbolic_problem(p, symbolic)]
+                else:
+                    problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
+                related = (Related(mesh.span, f"mesh {mesh.name or ''} defined here".replace("  ", " "), mesh.path),) if mesh.span else ()
+                for problem in problems:
+                    self.report(_problem_span(problem, spec, spec_span, span), problem, related, site_name=name, spec=spec)
+        key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
+        if key in self._seen:
+            return None
+        self._seen.add(key)
+        site = Site(
+            kind,
+            span,
+            name,
+            usage,
+            mesh,
+            spec.spec,
+            logical_spec,
+            rule_chain,
+            dims,
+            dtype or self.default_dtype,
+            layout,
+            symbolic,
+            tuple(dict.fromkeys(notes)),
+            provenance,
+            spec_span,
+            self.path,
+        )
+        self.sites.append(site)
+        return site
+
+    # -- diagnostics ------------------------------------------------------------------------
+
+    def report(
+        self,
+        span: Span,
+        problem: Problem,
+        related: tuple[Related, ...] = (),
+        *,
+        site_name: str | None = None,
+        spec: SpecV | None = None,
+    ) -> None:
+        key = (span, problem.code, problem.message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        data = dict(problem.data)
+        if site_name:
+            data["site"] = site_name
+        if spec is not None:
+            data["spec"] = spec.spec.to_json()
+        rule = CORE_RULES.get(problem.code)
+        deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
+        self.diagnostics.append(
+            Diagnostic(span, problem.code, problem.severity, problem.message, related, deprecated, data)
+        )
+
+
+def _selected(fact: MeshFact | None, why: str) -> MeshFact | None:
+    if fact is None:
+        return None
+    return MeshFact(fact.mesh, fact.span, fact.name, fact.source, why, fact.assumptions, fact.path)
+
+
+def _constructor_name(mesh: Mesh) -> str:
+    return mesh.constructor.value if mesh.constructor else "mesh"
+
+
+def _dims(
+    shape: tuple[Value, ...] | None, path: str
+) -> tuple[tuple[Dim, ...] | None, tuple[str, ...], tuple[int, ...]]:
+    if shape is None:
+        return None, (), ()
+    dims: list[Dim] = []
+    provenance: list[str] = []
+    symbolic: list[int] = []
+    for index, value in enumerate(shape):
+        size = as_int(value)
+        if size is not None and size >= 0:
+            dims.append(size)
+            if isinstance(value, Const) and value.origin is not None:
+                origin = value.origin if value.origin.path != path else replace(value.origin, path=None)
+                provenance.append(f"dim {index} = {size}: {origin.describe()}")
+        else:
+            name = value.symbol if isinstance(value, Unknown) and value.symbol else f"d{index}"
+            dims.append(SymbolicDim(name))
+            symbolic.append(index)
+            reason = value.reason if isinstance(value, Unknown) else "not a known integer"
+            provenance.append(f"dim {index} = {name}: unknown ({reason})")
+    return tuple(dims), tuple(provenance), tuple(symbolic)
+
+
+def _symbolic_problem(problem: Problem, symbolic: tuple[int, ...]) -> bool:
+    dim = problem.data.get("dim")
+    return isinstance(dim, int) and dim in symbolic
+
+
+def _problem_span(problem: Problem, spec: SpecV, spec_span: Span, site_span: Span) -> Span:
+    """Put a problem on the spec entry it is about when that entry is visible, else on the spec."""
+    dim = problem.data.get("dim")
+    if isinstance(dim, int) and dim < len(spec.entry_spans) and spec.entry_spans[dim] is not None:
+        found = spec.entry_spans[dim]
+        assert found is not None
+        return found
+    axis = problem.data.get("axis")
+    if isinstance(axis, str):
+        for index, entry in enumerate(spec.spec.entries):
+            names = entry if isinstance(entry, tuple) else (entry,)
+            if axis in names and index < len(spec.entry_spans) and spec.entry_spans[index] is not None:
+                found = spec.entry_spans[index]
+                assert found is not None
+                return found
+    if problem.code in ("SH002", "SH003"):
+        return spec_span
+    return spec_span if spec.span is not None else site_span
+
+
+def _spec_only_problems(mesh: Mesh, spec: PartitionSpec, usage: UsageContext) -> list[Problem]:
+    """Problems that need no shape (unknown or duplicate axes, UNCONSTRAINED, axis types)."""
+    probe = tuple(mesh.size for _ in spec.entries)
+    layout = compute_layout(mesh, spec, probe, FLOAT32, usage)
+    return [p for p in layout.problems if p.code not in ("SH001", "SH002", "SH003", "SH007")]
+
+

@@ -1,0 +1,211 @@
+"""Abstract values of the bounded interpreter, each with where it came from.
+
+Nothing here runs user code: a value is what the analyzer could prove about an expression.
+`Unknown` is a first-class answer (with a symbol name when one helps, e.g. `d_model`), and
+`Choice` keeps both outcomes of a branch instead of guessing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from shardls.analysis.facts import Span
+from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec
+
+if TYPE_CHECKING:
+    from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a number came from, in words a hover can show ("literal at line 12")."""
+
+    text: str
+    path: str | None = None
+    line: int | None = None
+    """0-based line in `path`."""
+    assumed: bool = False
+
+    def describe(self) -> str:
+        if self.line is None:
+            return self.text
+        where = f"line {self.line + 1}"
+        return f"{self.text} at {where}" if self.path is None else f"{self.text} at {self.path}:{self.line + 1}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Value:
+    origin: Origin | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Const(Value):
+    value: int | float | str | bool | bytes | complex | None
+
+
+@dataclass(frozen=True)
+class Seq(Value):
+    items: tuple[Value, ...]
+    is_list: bool = False
+
+
+@dataclass(frozen=True)
+class DictV(Value):
+    keys: tuple[Value, ...]
+    values: tuple[Value, ...]
+
+    def get(self, key: object) -> Value | None:
+        for k, v in zip(self.keys, self.values):
+            if isinstance(k, Const) and k.value == key:
+                return v
+        return None
+
+
+@dataclass(frozen=True)
+class SetV(Value):
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class Unknown(Value):
+    reason: str
+    symbol: str | None = None
+
+
+@dataclass(frozen=True)
+class Choice(Value):
+    """Several possible values (if/else branches, conditional expressions)."""
+
+    options: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class Ref(Value):
+    """A library object (module, function, class or constant) by its canonical dotted name."""
+
+    qualname: str
+
+
+@dataclass(frozen=True)
+class BoundMethod(Value):
+    """A method of a library value (`devices.reshape`, `x.astype`), called through the library."""
+
+    base: Value
+    name: str
+
+
+@dataclass(frozen=True, eq=False)
+class ModuleV(Value):
+    module: ModuleInfo
+
+
+@dataclass(frozen=True, eq=False)
+class ClassV(Value):
+    cls: ClassInfo
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionV(Value):
+    func: FunctionInfo
+    bound: Value | None = None
+    """`self` or `cls` for a bound method."""
+
+
+@dataclass(frozen=True, eq=False)
+class InstanceV(Value):
+    """An instance of a workspace class, e.g. a config built with keyword overrides."""
+
+    cls: ClassInfo
+    fields: tuple[tuple[str, Value], ...]
+    call: ast.Call | None = None
+
+    def field_value(self, name: str) -> Value | None:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class DevicesV(Value):
+    """`jax.devices()` and arrays made from it: a count, and a shape once reshaped."""
+
+    count: Value
+    shape: tuple[int, ...] | None = None
+    made_by: MeshConstructor = MeshConstructor.MESH
+    """`create_device_mesh` and `reshape` check the device count differently from a plain list."""
+
+
+@dataclass(frozen=True, eq=False)
+class MeshV(Value):
+    mesh: Mesh
+    span: Span | None = None
+    path: str | None = None
+    assumptions: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpecV(Value):
+    spec: PartitionSpec
+    unknown_entries: tuple[int, ...] = ()
+    """Entries whose value could not be resolved (shown as `?`, never checked)."""
+    span: Span | None = field(default=None, compare=False)
+    """Where the spec is written (a `P(...)` call or a tuple of names)."""
+    entry_spans: tuple[Span | None, ...] = field(default=(), compare=False)
+    path: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ShardingV(Value):
+    """A NamedSharding (mesh known or not) or a bare spec waiting for a context mesh."""
+
+    spec: SpecV
+    mesh: MeshV | None = None
+    bare: bool = False
+
+
+@dataclass(frozen=True)
+class ArrayV(Value):
+    shape: tuple[Value, ...] | None
+    dtype: DType | None = None
+    sharding: ShardingV | None = None
+
+
+@dataclass(frozen=True)
+class DTypeV(Value):
+    dtype: DType
+
+
+@dataclass(frozen=True)
+class InitializerV(Value):
+    """`nnx.with_partitioning(init, spec, mesh=..., sharding_rules=...)`."""
+
+    spec: Value
+    mesh: Value | None = None
+    rules: Value | None = None
+    span: Span | None = field(default=None, compare=False)
+
+
+def options(value: Value) -> Iterator[Value]:
+    """The concrete alternatives of a value (a Choice flattens to its options)."""
+    if isinstance(value, Choice):
+        for option in value.options:
+            yield from options(option)
+    else:
+        yield value
+
+
+def as_int(value: Value) -> int | None:
+    if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return value.value
+    return None
+
+
+def as_str(value: Value) -> str | None:
+    if isinstance(value, Const) and isinstance(value.value, str):
+        return value.value
+    return None

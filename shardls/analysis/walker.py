@@ -1,0 +1,326 @@
+"""Walking a module's code in the contexts it runs in.
+
+A call inside a function is seen once per way the function is called (bound arguments, and the
+mesh and logical-rule contexts of the caller), or once with its parameter defaults when no call
+is visible. Context managers (`with jax.set_mesh(m):`, `with mesh:`, `with
+nnx.logical_axis_rules(...)`) and global `jax.set_mesh(m)` statements are tracked on the way.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.facts import Span
+from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+from shardls.analysis.source import Segment
+from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Seq, Value, options
+
+MAX_CONTEXTS = 4
+MAX_CALLER_DEPTH = 2
+
+
+@dataclass(frozen=True)
+class MeshContext:
+    """A mesh made current by `set_mesh`/`use_abstract_mesh` (or the deprecated `with mesh:`)."""
+
+    mesh: MeshV
+    how: str
+    """e.g. `with jax.set_mesh(mesh) at line 12`."""
+    span: Span
+    legacy: bool = False
+
+
+@dataclass(frozen=True)
+class RulesContext:
+    rules: Value
+    how: str
+    linen: bool = False
+
+
+@dataclass(frozen=True)
+class Context:
+    meshes: tuple[MeshContext, ...] = ()
+    rules: tuple[RulesContext, ...] = ()
+    inside_function: bool = False
+    inside_jit: bool = False
+    call_site: str | None = None
+    """How the enclosing function was called, for provenance (`MLP(512, ...) at line 40`)."""
+    stacked: Value | None = None
+    """The `nnx.vmap`/`nnx.split_rngs` stacking of the enclosing function, if any."""
+
+    @property
+    def mesh(self) -> MeshContext | None:
+        return self.meshes[-1] if self.meshes else None
+
+
+@dataclass(frozen=True)
+class Visit:
+    """One call, in one frame and context."""
+
+    call: ast.Call
+    frame: Frame
+    context: Context
+    statement: ast.stmt
+    target: str | None
+    """The name the call's result is assigned to (`self.up` -> `up`), for naming sites."""
+
+
+@dataclass(frozen=True)
+class _Search:
+    """What a walk is for: discovery (every call) or finding callers (calls matching `pattern`)."""
+
+    pattern: re.Pattern[str] | None = None
+    depth: int = 0
+
+
+@dataclass
+class Walker:
+    evaluator: Evaluator
+    module: ModuleInfo
+    trigger: re.Pattern[str]
+
+    def visits(self) -> Iterator[Visit]:
+        yield from self._segments(self.trigger, _Search())
+
+    def _segments(self, pattern: re.Pattern[str], search: _Search) -> Iterator[Visit]:
+        scope = self.module.scope
+        base = Context(meshes=self._global_set_mesh(scope))
+        for segment in self.module.source.segments:
+            if not segment.body or not pattern.search(segment.text):
+                continue
+            frame = Frame(self.module, scope, segment, None)
+            yield from self._statements(segment.body, frame, base, scope, search)
+
+    # -- statements --------------------------------------------------------------------------
+
+    def _statements(
+        self,
+        body: list[ast.stmt] | tuple[ast.stmt, ...],
+        frame: Frame,
+        context: Context,
+        scope: Scope,
+        search: _Search,
+    ) -> Iterator[Visit]:
+        for stmt in body:
+            here = replace(frame, position=scope.order_of.get(id(stmt)))
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield from self._function(stmt, frame, context, scope, search)
+            elif isinstance(stmt, ast.ClassDef):
+                cls = self.evaluator.class_info(stmt, self.module, frame.segment, scope)
+                class_frame = Frame(self.module, cls.scope, frame.segment, None, {}, frame.call_depth)
+                yield from self._statements(stmt.body, class_frame, context, cls.scope, search)
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                inner = context
+                for item in stmt.items:
+                    yield from self._calls(item.context_expr, stmt, here, context)
+                    inner = self._enter(item.context_expr, here, inner)
+                yield from self._statements(stmt.body, frame, inner, scope, search)
+            else:
+                for expression in _own_expressions(stmt):
+                    yield from self._calls(expression, stmt, here, context)
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                    mesh = self._set_mesh_statement(stmt.value, here)
+                    if mesh is not None:
+                        context = replace(context, meshes=context.meshes + (mesh,))
+                for block in _blocks(stmt):
+                    yield from self._statements(block, frame, context, scope, search)
+
+    def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
+        target = _target_name(stmt)
+        value = getattr(stmt, "value", None)
+        stack: list[ast.AST] = [expression]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(node, ast.Call):
+                yield Visit(node, frame, context, stmt, target if node is value else None)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    # -- functions ---------------------------------------------------------------------------
+
+    def _function(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        frame: Frame,
+        context: Context,
+        scope: Scope,
+        search: _Search,
+    ) -> Iterator[Visit]:
+        if search.pattern is not None and not search.pattern.search(_node_text(frame.segment, node)):
+            return
+        info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
+        inside_jit = context.inside_jit or _is_jitted(node)
+        depth = search.depth + (1 if search.pattern is not None else 0)
+        contexts = self.call_contexts(info, depth) or [({}, Context(inside_function=True))]
+        for locals_, caller in contexts[:MAX_CONTEXTS]:
+            inner_context = replace(
+                caller,
+                meshes=context.meshes + caller.meshes,
+                rules=context.rules + caller.rules,
+                inside_function=True,
+                inside_jit=inside_jit or caller.inside_jit,
+            )
+            inner = Frame(self.module, info.scope, frame.segment, None, locals_, frame.call_depth + 1)
+            yield from self._statements(node.body, inner, inner_context, info.scope, replace(search, depth=depth))
+
+    def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
+        """Argument bindings and caller contexts from the calls visible in this module."""
+        if depth > MAX_CALLER_DEPTH:
+            return []
+        owner = info.owner
+        if owner is not None and info.name not in ("__init__", "setup", "__post_init__"):
+            return []
+        callee_name = owner.name if owner is not None else info.name
+        pattern = re.compile(r"\b" + re.escape(callee_name) + r"\s*\(")
+        found: list[tuple[dict[str, Value], Context]] = []
+        for visit in self._segments(pattern, _Search(pattern, depth)):
+            if not _calls_name(visit.call, callee_name):
+                continue
+            func = self.evaluator.evaluate(visit.call.func, visit.frame)
+            if not any(_is_same(option, info, owner) for option in options(func)):
+                continue
+            args, kwargs = self._arguments(visit.call, visit.frame)
+            locals_ = self.evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            if owner is not None and info.params:
+                self_name = info.params[0].arg
+                locals_.pop(self_name, None)
+                locals_[self_name] = InstanceV(owner, tuple(locals_.items()), visit.call)
+            where = f"{callee_name}(...) at line {visit.frame.line_of(visit.call) + 1}"
+            found.append((locals_, replace(visit.context, call_site=where)))
+            if len(found) >= MAX_CONTEXTS:
+                break
+        return found
+
+    def _arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        args: list[Value] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                spread = self.evaluator.iterate(self.evaluator.evaluate(arg.value, frame), frame)
+                if isinstance(spread, Seq):
+                    args.extend(spread.items)
+                continue
+            args.append(self.evaluator.evaluate(arg, frame))
+        kwargs = {k.arg: self.evaluator.evaluate(k.value, frame) for k in call.keywords if k.arg is not None}
+        return args, kwargs
+
+    # -- contexts ----------------------------------------------------------------------------
+
+    def _enter(self, expression: ast.expr, frame: Frame, context: Context) -> Context:
+        value = self.evaluator.evaluate(expression, frame)
+        line = frame.line_of(expression) + 1
+        if isinstance(value, MeshV):
+            is_call = isinstance(expression, ast.Call)
+            how = f"with {_short(expression)} at line {line}"
+            entered = MeshContext(value, how, frame.span(expression), legacy=not is_call)
+            return replace(context, meshes=context.meshes + (entered,))
+        if isinstance(expression, ast.Call):
+            func = self.evaluator.evaluate(expression.func, frame)
+            if isinstance(func, Ref) and func.qualname == "flax.nnx.logical_axis_rules" and expression.args:
+                rules = self.evaluator.evaluate(expression.args[0], frame)
+                spelled = ast.unparse(expression.func)
+                how = f"with {spelled}(...) at line {line}"
+                linen = spelled.startswith(("nn.", "linen.", "flax.linen."))
+                return replace(context, rules=context.rules + (RulesContext(rules, how, linen),))
+        return context
+
+    def _set_mesh_statement(self, call: ast.Call, frame: Frame) -> MeshContext | None:
+        if not call.args or "set_mesh" not in _short(call.func):
+            return None
+        func = self.evaluator.evaluate(call.func, frame)
+        if not (isinstance(func, Ref) and func.qualname == "jax.set_mesh"):
+            return None
+        mesh = self.evaluator.evaluate(call.args[0], frame)
+        if not isinstance(mesh, MeshV):
+            return None
+        how = f"jax.set_mesh({_short(call.args[0])}) at line {frame.line_of(call) + 1}"
+        return MeshContext(mesh, how, frame.span(call))
+
+    def _global_set_mesh(self, scope: Scope) -> tuple[MeshContext, ...]:
+        """`jax.set_mesh(m)` as a top-level statement applies to everything that runs after it;
+        functions run after the module body, so they see the last one."""
+        found: list[MeshContext] = []
+        for segment in self.module.source.segments:
+            if "set_mesh" not in segment.text:
+                continue
+            for stmt in segment.body:
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                    frame = Frame(self.module, scope, segment, scope.order_of.get(id(stmt)))
+                    mesh = self._set_mesh_statement(stmt.value, frame)
+                    if mesh is not None:
+                        found.append(mesh)
+        return tuple(found[-1:])
+
+
+def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
+    if owner is not None:
+        return isinstance(value, ClassV) and value.cls.node is owner.node
+    return isinstance(value, FunctionV) and value.func.node is info.node
+
+
+def _calls_name(call: ast.Call, name: str) -> bool:
+    func = call.func
+    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
+
+
+def _node_text(segment: Segment, node: ast.AST) -> str:
+    lines = segment.text.split("\n")
+    first = getattr(node, "lineno", 1) - 1
+    last = getattr(node, "end_lineno", None) or len(lines)
+    return "\n".join(lines[first:last])
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_jitted(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    for decorator in node.decorator_list:
+        text = ast.unparse(decorator)
+        if "jit" in text or "shard_map" in text:
+            return True
+    return False
+
+
+def _target_name(stmt: ast.stmt) -> str | None:
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign):
+        targets = [stmt.target]
+    for target in targets:
+        if isinstance(target, ast.Name):
+            return target.id
+        if isinstance(target, ast.Attribute):
+            return target.attr
+    return None
+
+
+def _own_expressions(stmt: ast.stmt) -> list[ast.AST]:
+    """The expressions a statement evaluates itself (not those of its nested blocks)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        return []
+    if isinstance(stmt, ast.Match):
+        return [stmt.subject]
+    return [stmt]
+
+
+def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)):
+        return [stmt.body, stmt.orelse]
+    if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        handlers = [h.body for h in stmt.handlers]  # type: ignore[attr-defined]
+        return [stmt.body, *handlers, stmt.orelse, stmt.finalbody]  # type: ignore[attr-defined]
+    if isinstance(stmt, ast.Match):
+        return [case.body for case in stmt.cases]
+    return []
+

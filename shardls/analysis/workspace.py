@@ -1,0 +1,105 @@
+"""The files the analyzer may read (never run): module resolution across a workspace, with texts
+from the editor taking precedence over the disk, and caches invalidated by content."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.source import SegmentParser
+
+MAX_IMPORTED_FILE_BYTES = 2_000_000
+_MODULE_CACHE = 512
+
+
+class Workspace:
+    """Module lookup for imports: `from .config import X`, `import configs as C`, packages."""
+
+    def __init__(self, roots: list[Path] | None = None, parser: SegmentParser | None = None) -> None:
+        self.roots = [root.resolve() for root in roots or []]
+        self.parser = parser or SegmentParser()
+        self._overlay: dict[str, str] = {}
+        self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
+
+    # -- texts ------------------------------------------------------------------------------
+
+    def set_text(self, path: str, text: str | None) -> None:
+        """Editor contents override the disk; None returns the file to its disk contents."""
+        key = _normalize(path)
+        if text is None:
+            self._overlay.pop(key, None)
+        else:
+            self._overlay[key] = text
+
+    def text_of(self, path: str) -> str | None:
+        key = _normalize(path)
+        if key in self._overlay:
+            return self._overlay[key]
+        try:
+            if os.path.getsize(key) > MAX_IMPORTED_FILE_BYTES:
+                return None
+            with open(key, "rb") as handle:
+                return handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def module(self, path: str, text: str, name: str | None = None) -> ModuleInfo:
+        """The parsed module for this exact text (cached by path and content)."""
+        key = (_normalize(path), text)
+        cached = self._modules.get(key)
+        if cached is not None:
+            self._modules.move_to_end(key)
+            return cached
+        module = ModuleInfo(path, name or self.module_name(path), self.parser.parse(text))
+        self._modules[key] = module
+        while len(self._modules) > _MODULE_CACHE:
+            self._modules.popitem(last=False)
+        return module
+
+    # -- imports ----------------------------------------------------------------------------
+
+    def module_name(self, path: str) -> str | None:
+        resolved = Path(path).resolve()
+        for root in self.roots:
+            try:
+                relative = resolved.relative_to(root)
+            except ValueError:
+                continue
+            parts = list(relative.with_suffix("").parts)
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            return ".".join(parts) or None
+        return None
+
+    def resolve(self, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
+        """The workspace module `dotted` means inside `importer` (None: not in the workspace)."""
+        for candidate in self._candidates(importer, dotted, level):
+            text = self.text_of(str(candidate))
+            if text is not None:
+                return self.module(str(candidate), text)
+        return None
+
+    def _candidates(self, importer: ModuleInfo, dotted: str, level: int) -> list[Path]:
+        parts = [p for p in dotted.split(".") if p]
+        bases: list[Path] = []
+        if level:
+            base = Path(importer.path).resolve().parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases.append(base)
+        else:
+            bases.extend(self.roots)
+            bases.append(Path(importer.path).resolve().parent)
+        found = []
+        for base in bases:
+            target = base.joinpath(*parts) if parts else base
+            for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if candidate is not None and (_normalize(str(candidate)) in self._overlay or candidate.is_file()):
+                    found.append(candidate)
+        return found
+
+
+def _normalize(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
