@@ -96,16 +96,19 @@ def _mesh(call: CallArgs) -> Value | None:
         sizes = _sizes(call.get(0, "axis_shapes", "axis_sizes", "shape"))
         if names is None or sizes is None:
             return None
-    assumptions = _assumptions(call)
+    devices = call.get(0, "devices") if constructor is not MeshConstructor.MAKE_MESH else None
+    assumptions = _assumptions(call, sizes, devices)
     axis_types = axis_types_of(call.get(2, "axis_types"), len(names))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
     return MeshV(mesh, call.frame.span(call.node), call.frame.module.path, assumptions)
 
 
-def _assumptions(call: CallArgs) -> tuple[str, ...]:
+def _assumptions(call: CallArgs, sizes: tuple[int, ...], devices: Value | None) -> tuple[str, ...]:
+    """The device count matters to this mesh when its sizes come from the device list."""
     count = call.library.environment.device_count
     origin = count.origin
-    if origin is not None and origin.assumed:
+    uses_count = isinstance(devices, DevicesV) and devices.count is count
+    if origin is not None and origin.assumed and uses_count and FILL not in sizes:
         return (f"{count.value!s} devices ({origin.text})",)
     return ()
 
