@@ -56,7 +56,10 @@ class Analyzer:
             [],
             settings.dtype or FLOAT32,
         )
-        visits = [(visit, qualname) for visit, qualname in _recognized(Walker(evaluator, module, _TRIGGER), evaluator)]
+        visits = [
+            (visit, qualname)
+            for visit, qualname in _recognized(Walker(evaluator, module, _TRIGGER), evaluator)
+        ]
         for visit, qualname in visits:
             if qualname in MESH_CONSTRUCTORS:
                 _run(builder, visit, qualname)
@@ -64,15 +67,23 @@ class Analyzer:
         for visit, qualname in visits:
             if qualname not in MESH_CONSTRUCTORS:
                 _run(builder, visit, qualname)
-        diagnostics = builder.diagnostics + _parse_diagnostics(module, pragmas) + _legacy_mesh_contexts(visits)
+        diagnostics = (
+            builder.diagnostics + _parse_diagnostics(module, pragmas) + _legacy_mesh_contexts(visits)
+        )
         kept = tuple(
             sorted(
-                (d for d in diagnostics if settings.enabled(d.code) and not pragmas.suppressed(d.span.line, d.code)),
+                (
+                    d
+                    for d in diagnostics
+                    if settings.enabled(d.code) and not pragmas.suppressed(d.span.line, d.code)
+                ),
                 key=lambda d: (d.span, d.code),
             )
         )
         sites = tuple(sorted(builder.sites, key=lambda s: (s.span, s.name or "")))
-        return FileAnalysis(path, sites, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors))
+        return FileAnalysis(
+            path, sites, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors)
+        )
 
 
 def _recognized(walker: Walker, evaluator: Evaluator) -> list[tuple[Visit, str]]:
@@ -118,7 +129,9 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
         return
     evaluator = builder.evaluator
     args, kwargs = _arguments(evaluator, visit)
-    recognizer(builder, visit, CallArgs(evaluator, builder.library, qualname, args, kwargs, visit.call, visit.frame))
+    recognizer(
+        builder, visit, CallArgs(evaluator, builder.library, qualname, args, kwargs, visit.call, visit.frame)
+    )
 
 
 def _arguments(evaluator: Evaluator, visit: Visit) -> tuple[list[Value], dict[str, Value]]:
@@ -162,7 +175,9 @@ def _fallback_mesh(pragmas: Pragmas, settings: Settings) -> MeshFact | None:
         mesh, line = pragmas.mesh
         return MeshFact(mesh, None, None, f"# shardls: mesh pragma at line {line + 1}", "the mesh pragma")
     if settings.default_mesh is not None:
-        return MeshFact(settings.default_mesh, None, None, settings.default_mesh_source, settings.default_mesh_source)
+        return MeshFact(
+            settings.default_mesh, None, None, settings.default_mesh_source, settings.default_mesh_source
+        )
     return None
 
 
@@ -210,4 +225,3 @@ def _legacy_mesh_contexts(visits: list[tuple[Visit, str]]) -> list[Diagnostic]:
                     ),
                 )
     return list(found.values())
-

@@ -20,8 +20,8 @@ from shardls.analysis.scopes import Binding, ClassInfo, FunctionInfo, ModuleInfo
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
     BoundMethod,
-    ClassV,
     Choice,
+    ClassV,
     Const,
     DictV,
     FunctionV,
@@ -78,7 +78,9 @@ class LibraryCalls(Protocol):
         frame: Frame,
     ) -> Value | None: ...
 
-    def attribute(self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame) -> Value | None: ...
+    def attribute(
+        self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
+    ) -> Value | None: ...
 
     def method(
         self,
@@ -90,7 +92,9 @@ class LibraryCalls(Protocol):
         frame: Frame,
     ) -> Value | None: ...
 
-    def subscript(self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame) -> Value | None: ...
+    def subscript(
+        self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame
+    ) -> Value | None: ...
 
     def instantiate(
         self,
@@ -162,8 +166,33 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
 _EMPTY_CALL = ast.Call(func=ast.Name("_"), args=[], keywords=[])
 
 _BUILTIN_NAMES = frozenset(
-    "len int float str bool tuple list dict set range min max sum abs round sorted reversed "
-    "zip enumerate map isinstance print getattr object super".split()
+    [
+        "len",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "range",
+        "min",
+        "max",
+        "sum",
+        "abs",
+        "round",
+        "sorted",
+        "reversed",
+        "zip",
+        "enumerate",
+        "map",
+        "isinstance",
+        "print",
+        "getattr",
+        "object",
+        "super",
+    ]
 )
 
 
@@ -210,7 +239,9 @@ class Evaluator:
 
     # -- infos (one per AST node, so caches keyed by them survive across questions) ----------
 
-    def class_info(self, node: ast.ClassDef, module: ModuleInfo, segment: Segment, parent: Scope) -> ClassInfo:
+    def class_info(
+        self, node: ast.ClassDef, module: ModuleInfo, segment: Segment, parent: Scope
+    ) -> ClassInfo:
         info = self._classes.get(id(node))
         if info is None:
             info = ClassInfo(node, module, segment, parent)
@@ -536,7 +567,9 @@ class Evaluator:
             return Unknown(f"{binding.name!r} is defined in terms of itself", symbol=binding.name)
         self._active.add(key)
         try:
-            module = frame.module if frame is not None and scope is frame.scope else self._module_of(scope, frame)
+            module = (
+                frame.module if frame is not None and scope is frame.scope else self._module_of(scope, frame)
+            )
             inner = Frame(
                 module,
                 scope,
@@ -574,7 +607,9 @@ class Evaluator:
             right = self.eval(binding.node.value, frame)
             return self.binop(type(binding.node.op), previous, right, binding.node, frame)
         if kind == "def" and isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef):
-            return FunctionV(self.function_info(binding.node, frame.module, binding.segment, scope, scope.owner))
+            return FunctionV(
+                self.function_info(binding.node, frame.module, binding.segment, scope, scope.owner)
+            )
         if kind == "class" and isinstance(binding.node, ast.ClassDef):
             return ClassV(self.class_info(binding.node, frame.module, binding.segment, scope))
         if kind in ("import", "importfrom"):
@@ -612,7 +647,9 @@ class Evaluator:
         base_name = base or ""
         module = self.resolver.resolve(frame.module, base_name, level)
         if module is not None:
-            submodule = self.resolver.resolve(module, alias.name, 1) if module.path.endswith("__init__.py") else None
+            submodule = (
+                self.resolver.resolve(module, alias.name, 1) if module.path.endswith("__init__.py") else None
+            )
             value = self.module_attribute(module, alias.name, frame)
             if isinstance(value, Unknown) and submodule is not None:
                 return ModuleV(submodule)
@@ -678,7 +715,9 @@ class Evaluator:
         for klass in self.mro(instance.cls, frame):
             assignments = klass.self_assignments.get(attr)
             if assignments:
-                values = [self._self_assignment(instance, method, stmt, frame) for method, stmt in assignments]
+                values = [
+                    self._self_assignment(instance, method, stmt, frame) for method, stmt in assignments
+                ]
                 return self.choice(values)
         value = self.class_attribute(instance.cls, attr, frame, bound=instance)
         if isinstance(value, FunctionV) and value.func.kind == "property":
@@ -687,7 +726,9 @@ class Evaluator:
             return self.library.attribute(self, instance, attr, instance.call or _EMPTY_CALL, frame) or value
         return value
 
-    def _self_assignment(self, instance: InstanceV, method: FunctionInfo, stmt: ast.stmt, frame: Frame) -> Value:
+    def _self_assignment(
+        self, instance: InstanceV, method: FunctionInfo, stmt: ast.stmt, frame: Frame
+    ) -> Value:
         if frame.call_depth >= self.limits.call_depth:
             return Unknown("calls nested too deeply")
         locals_ = self.bind_arguments(method, [], dict(instance.fields), instance, frame)
@@ -755,7 +796,9 @@ class Evaluator:
             return result if result is not None else Unknown(f"result of .{func.name}()")
         return Unknown("call of an unknown value")
 
-    def call_function(self, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame) -> Value:
+    def call_function(
+        self, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame
+    ) -> Value:
         info = func.func
         if frame.call_depth >= self.limits.call_depth:
             return Unknown(f"calls nested too deeply in {info.qualname}()")
@@ -771,7 +814,12 @@ class Evaluator:
                 values.append(Const(None))
                 continue
             inner = Frame(
-                info.module, info.scope, info.segment, info.scope.order_of.get(id(ret)), locals_, frame.call_depth + 1
+                info.module,
+                info.scope,
+                info.segment,
+                info.scope.order_of.get(id(ret)),
+                locals_,
+                frame.call_depth + 1,
             )
             values.append(self.eval(ret.value, inner))
         return values[0] if len(values) == 1 else self.choice(values)

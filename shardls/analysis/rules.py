@@ -5,17 +5,67 @@ from __future__ import annotations
 from shardls.core import CORE_RULES, Rule, Severity
 
 _ANALYSIS_RULES = (
-    Rule("SH201", "annotated-layer-without-mesh", "A Flax NNX layer with sharding annotations is created with no mesh in scope.", Severity.ERROR),
-    Rule("SH202", "bare-spec-without-mesh-context", "A bare PartitionSpec is used where JAX needs `jax.set_mesh` (or a NamedSharding).", Severity.ERROR),
-    Rule("SH203", "deprecated-with-mesh", "`with mesh:` is deprecated; use `with jax.set_mesh(mesh):`.", Severity.WARNING),
-    Rule("SH204", "deprecated-param-sharding-keyword", "`nnx.Param(sharding=...)`/`sharding_names=` are deprecated; use `out_sharding=`.", Severity.WARNING),
-    Rule("SH205", "unmapped-logical-axis", "A logical axis name has no rule and is not a mesh axis.", Severity.ERROR),
-    Rule("SH206", "conflicting-logical-rules", "Context and per-variable logical axis rules disagree.", Severity.ERROR),
-    Rule("SH207", "shared-init-rank-mismatch", "MultiHeadAttention's shared kernel/bias annotation lands on an `out` parameter of another rank.", Severity.ERROR),
-    Rule("SH208", "stacked-without-transform-metadata", "Layers stacked with `nnx.vmap` lack `transform_metadata`: the spec is one rank short.", Severity.ERROR),
-    Rule("SH209", "syntax-error", "Part of the file does not parse; results there are missing until it does.", Severity.WARNING),
+    Rule(
+        "SH201",
+        "annotated-layer-without-mesh",
+        "A Flax NNX layer with sharding annotations is created with no mesh in scope.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH202",
+        "bare-spec-without-mesh-context",
+        "A bare PartitionSpec is used where JAX needs `jax.set_mesh` (or a NamedSharding).",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH203",
+        "deprecated-with-mesh",
+        "`with mesh:` is deprecated; use `with jax.set_mesh(mesh):`.",
+        Severity.WARNING,
+    ),
+    Rule(
+        "SH204",
+        "deprecated-param-sharding-keyword",
+        "`nnx.Param(sharding=...)`/`sharding_names=` are deprecated; use `out_sharding=`.",
+        Severity.WARNING,
+    ),
+    Rule(
+        "SH205",
+        "unmapped-logical-axis",
+        "A logical axis name has no rule and is not a mesh axis.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH206",
+        "conflicting-logical-rules",
+        "Context and per-variable logical axis rules disagree.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH207",
+        "shared-init-rank-mismatch",
+        "MultiHeadAttention's shared kernel/bias annotation lands on an `out` parameter of another rank.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH208",
+        "stacked-without-transform-metadata",
+        "Layers stacked with `nnx.vmap` lack `transform_metadata`: the spec is one rank short.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH209",
+        "syntax-error",
+        "Part of the file does not parse; results there are missing until it does.",
+        Severity.WARNING,
+    ),
     Rule("SH210", "unreadable-file", "The file could not be read as UTF-8 text.", Severity.ERROR),
-    Rule("SH211", "mesh-context-mismatch", "`shard_map` is given a mesh different from the context mesh.", Severity.ERROR),
+    Rule(
+        "SH211",
+        "mesh-context-mismatch",
+        "`shard_map` is given a mesh different from the context mesh.",
+        Severity.ERROR,
+    ),
 )
 
 ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in _ANALYSIS_RULES}

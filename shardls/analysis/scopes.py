@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from shardls.analysis.source import ParsedSource, Segment
+
+_CALLED_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,7 +228,18 @@ class ModuleInfo:
 
     @cached_property
     def scope(self) -> Scope:
-        return build_scope(Scope("module", None, module=self), [(seg, seg.body) for seg in self.source.segments])
+        return build_scope(
+            Scope("module", None, module=self), [(seg, seg.body) for seg in self.source.segments]
+        )
+
+    @cached_property
+    def call_index(self) -> dict[str, tuple[int, ...]]:
+        """Name -> indices of the segments that contain `name(`; finds callers without rescanning."""
+        index: dict[str, list[int]] = {}
+        for number, segment in enumerate(self.source.segments):
+            for name in set(_CALLED_NAME.findall(segment.text)):
+                index.setdefault(name, []).append(number)
+        return {name: tuple(numbers) for name, numbers in index.items()}
 
 
 @dataclass(eq=False)
@@ -282,9 +296,7 @@ class FunctionInfo:
 
     @cached_property
     def scope(self) -> Scope:
-        params = [
-            Binding(arg.arg, "param", arg, None, self.segment, 0) for arg in self.params
-        ]
+        params = [Binding(arg.arg, "param", arg, None, self.segment, 0) for arg in self.params]
         scope = Scope("function", self.parent, module=self.module, function=self)
         return build_scope(scope, [(self.segment, self.node.body)], params)
 
@@ -314,7 +326,9 @@ class ClassInfo:
 
     @cached_property
     def scope(self) -> Scope:
-        return build_scope(Scope("class", self.parent, module=self.module, owner=self), [(self.segment, self.node.body)])
+        return build_scope(
+            Scope("class", self.parent, module=self.module, owner=self), [(self.segment, self.node.body)]
+        )
 
     @cached_property
     def decorators(self) -> tuple[str, ...]:
@@ -361,9 +375,16 @@ class ClassInfo:
                             and target.value.id == "self"
                         ):
                             found.setdefault(target.attr, []).append((method, node))
-                elif isinstance(node, ast.Call) and dotted_name(node.func) in ("object.__setattr__", "setattr"):
+                elif isinstance(node, ast.Call) and dotted_name(node.func) in (
+                    "object.__setattr__",
+                    "setattr",
+                ):
                     args = node.args
-                    if len(args) == 3 and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str):
+                    if (
+                        len(args) == 3
+                        and isinstance(args[1], ast.Constant)
+                        and isinstance(args[1].value, str)
+                    ):
                         found.setdefault(args[1].value, []).append((method, ast.Expr(node)))
         return found
 
@@ -378,5 +399,3 @@ def dotted_name(node: ast.AST) -> str:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return ""
-
-

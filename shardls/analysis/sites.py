@@ -125,7 +125,9 @@ class SiteBuilder:
                     "`with mesh:` only serves with_sharding_constraint",
                 ),
             )
-            return _selected(self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)")
+            return _selected(
+                self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)"
+            )
         if sharding is not None and sharding.bare:
             self.report(
                 span,
@@ -144,7 +146,9 @@ class SiteBuilder:
             return _selected(self.file_meshes[0], "the only mesh in this file")
         above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
         if above:
-            return _selected(above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)")
+            return _selected(
+                above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)"
+            )
         if self.file_meshes:
             return _selected(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
         return self.fallback_mesh
@@ -175,7 +179,8 @@ class SiteBuilder:
             notes.append(f"arguments from {visit.context.call_site}")
         if spec.unknown_entries:
             notes.append(
-                "spec entr" + ("y " if len(spec.unknown_entries) == 1 else "ies ")
+                "spec entr"
+                + ("y " if len(spec.unknown_entries) == 1 else "ies ")
                 + ", ".join(str(i) for i in spec.unknown_entries)
                 + " unknown; treated as unsharded"
             )
@@ -184,15 +189,35 @@ class SiteBuilder:
         if mesh is not None:
             notes.extend(mesh.assumptions)
             if mesh.mesh.is_resolved:
-                concrete = tuple(d if isinstance(d, int) else mesh.mesh.size for d in dims) if dims is not None else None
+                concrete = (
+                    tuple(d if isinstance(d, int) else mesh.mesh.size for d in dims)
+                    if dims is not None
+                    else None
+                )
                 if concrete is not None:
-                    layout = compute_layout(mesh.mesh, spec.spec, concrete, dtype or self.default_dtype, usage)
+                    layout = compute_layout(
+                        mesh.mesh, spec.spec, concrete, dtype or self.default_dtype, usage
+                    )
                     problems = [p for p in layout.problems if not _symbolic_problem(p, symbolic)]
                 else:
                     problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
-                related = (Related(mesh.span, f"mesh {mesh.name or ''} defined here".replace("  ", " "), mesh.path),) if mesh.span else ()
+                related = (
+                    (
+                        Related(
+                            mesh.span, f"mesh {mesh.name or ''} defined here".replace("  ", " "), mesh.path
+                        ),
+                    )
+                    if mesh.span
+                    else ()
+                )
                 for problem in problems:
-                    self.report(_problem_span(problem, spec, spec_span, span), problem, related, site_name=name, spec=spec)
+                    self.report(
+                        _problem_span(problem, spec, spec_span, span),
+                        problem,
+                        related,
+                        site_name=name,
+                        spec=spec,
+                    )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
         if key in self._seen:
             return None
@@ -309,5 +334,3 @@ def _spec_only_problems(mesh: Mesh, spec: PartitionSpec, usage: UsageContext) ->
     probe = tuple(mesh.size for _ in spec.entries)
     layout = compute_layout(mesh, spec, probe, FLOAT32, usage)
     return [p for p in layout.problems if p.code not in ("SH001", "SH002", "SH003", "SH007")]
-
-

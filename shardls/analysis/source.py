@@ -126,7 +126,12 @@ def _segment_starts(lines: tuple[str, ...]) -> list[int]:
     previous_decorator = False
     for number, line in enumerate(lines):
         first = line[:1]
-        if not first or first in " \t#)]}\f" or line.startswith(_CONTINUATION_STARTS) and _is_keyword_start(line):
+        if (
+            not first
+            or first in " \t#)]}\f"
+            or line.startswith(_CONTINUATION_STARTS)
+            and _is_keyword_start(line)
+        ):
             continue
         if not previous_decorator:
             starts.append(number)

@@ -33,7 +33,9 @@ class Origin:
         if self.line is None:
             return self.text
         where = f"line {self.line + 1}"
-        return f"{self.text} at {where}" if self.path is None else f"{self.text} at {self.path}:{self.line + 1}"
+        return (
+            f"{self.text} at {where}" if self.path is None else f"{self.text} at {self.path}:{self.line + 1}"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Span
@@ -84,16 +85,16 @@ class Walker:
     trigger: re.Pattern[str]
 
     def visits(self) -> Iterator[Visit]:
-        yield from self._segments(self.trigger, _Search())
+        segments = self.module.source.segments
+        yield from self._segments([s for s in segments if self.trigger.search(s.text)], _Search())
 
-    def _segments(self, pattern: re.Pattern[str], search: _Search) -> Iterator[Visit]:
+    def _segments(self, segments: Iterable[Segment], search: _Search) -> Iterator[Visit]:
         scope = self.module.scope
-        base = Context(meshes=self._global_set_mesh(scope))
-        for segment in self.module.source.segments:
-            if not segment.body or not pattern.search(segment.text):
-                continue
-            frame = Frame(self.module, scope, segment, None)
-            yield from self._statements(segment.body, frame, base, scope, search)
+        base = Context(meshes=self._global_meshes)
+        for segment in segments:
+            if segment.body:
+                frame = Frame(self.module, scope, segment, None)
+                yield from self._statements(segment.body, frame, base, scope, search)
 
     # -- statements --------------------------------------------------------------------------
 
@@ -166,7 +167,9 @@ class Walker:
                 inside_jit=inside_jit or caller.inside_jit,
             )
             inner = Frame(self.module, info.scope, frame.segment, None, locals_, frame.call_depth + 1)
-            yield from self._statements(node.body, inner, inner_context, info.scope, replace(search, depth=depth))
+            yield from self._statements(
+                node.body, inner, inner_context, info.scope, replace(search, depth=depth)
+            )
 
     def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
         """Argument bindings and caller contexts from the calls visible in this module."""
@@ -178,7 +181,9 @@ class Walker:
         callee_name = owner.name if owner is not None else info.name
         pattern = re.compile(r"\b" + re.escape(callee_name) + r"\s*\(")
         found: list[tuple[dict[str, Value], Context]] = []
-        for visit in self._segments(pattern, _Search(pattern, depth)):
+        segments = self.module.source.segments
+        callers = [segments[i] for i in self.module.call_index.get(callee_name, ())]
+        for visit in self._segments(callers, _Search(pattern, depth)):
             if not _calls_name(visit.call, callee_name):
                 continue
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
@@ -240,9 +245,11 @@ class Walker:
         how = f"jax.set_mesh({_short(call.args[0])}) at line {frame.line_of(call) + 1}"
         return MeshContext(mesh, how, frame.span(call))
 
-    def _global_set_mesh(self, scope: Scope) -> tuple[MeshContext, ...]:
+    @cached_property
+    def _global_meshes(self) -> tuple[MeshContext, ...]:
         """`jax.set_mesh(m)` as a top-level statement applies to everything that runs after it;
         functions run after the module body, so they see the last one."""
+        scope = self.module.scope
         found: list[MeshContext] = []
         for segment in self.module.source.segments:
             if "set_mesh" not in segment.text:
@@ -264,7 +271,9 @@ def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
 
 def _calls_name(call: ast.Call, name: str) -> bool:
     func = call.func
-    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
+    return (isinstance(func, ast.Name) and func.id == name) or (
+        isinstance(func, ast.Attribute) and func.attr == name
+    )
 
 
 def _node_text(segment: Segment, node: ast.AST) -> str:
@@ -323,4 +332,3 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(stmt, ast.Match):
         return [case.body for case in stmt.cases]
     return []
-

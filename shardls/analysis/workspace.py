@@ -96,7 +96,9 @@ class Workspace:
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-                if candidate is not None and (_normalize(str(candidate)) in self._overlay or candidate.is_file()):
+                if candidate is not None and (
+                    _normalize(str(candidate)) in self._overlay or candidate.is_file()
+                ):
                     found.append(candidate)
         return found
 

@@ -42,8 +42,10 @@ class CallArgs:
             if keyword.arg in names:
                 return keyword.value
         positional = [a for a in self.node.args]
-        if index is not None and index < len(positional) and not any(
-            isinstance(a, ast.Starred) for a in positional[: index + 1]
+        if (
+            index is not None
+            and index < len(positional)
+            and not any(isinstance(a, ast.Starred) for a in positional[: index + 1])
         ):
             return positional[index]
         return None
@@ -120,7 +122,9 @@ class Library:
             return None
         return handler(CallArgs(evaluator, self, qualname, args, kwargs, node, frame))
 
-    def attribute(self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame) -> Value | None:
+    def attribute(
+        self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
+    ) -> Value | None:
         if (type(base).__name__, attr) in self.methods:
             return BoundMethod(base, attr)
         for handler in self.attributes:
@@ -143,7 +147,9 @@ class Library:
             return None
         return handler(self, method, CallArgs(evaluator, self, method.name, args, kwargs, node, frame))
 
-    def subscript(self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame) -> Value | None:
+    def subscript(
+        self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame
+    ) -> Value | None:
         for handler in self.subscripts:
             found = handler(base, index)
             if found is not None:

@@ -31,7 +31,9 @@ def _default_dtype(call: CallArgs) -> DType:
     return call.library.environment.default_dtype
 
 
-def _array(call: CallArgs, shape: Value | None, dtype_value: Value | None, default: DType | None = None) -> Value:
+def _array(
+    call: CallArgs, shape: Value | None, dtype_value: Value | None, default: DType | None = None
+) -> Value:
     dims = shape_of(shape)
     dtype = dtype_of(dtype_value) if dtype_value is not None else (default or _default_dtype(call))
     sharding = sharding_of(call.get(None, "out_sharding", "device", "sharding"))
@@ -55,13 +57,23 @@ def _full(call: CallArgs) -> Value | None:
     return _array(call, call.get(0, "shape"), call.get(2, "dtype"))
 
 
-@calls("jax.numpy.zeros_like", "jax.numpy.ones_like", "jax.numpy.empty_like", "numpy.zeros_like", "numpy.ones_like")
+@calls(
+    "jax.numpy.zeros_like",
+    "jax.numpy.ones_like",
+    "jax.numpy.empty_like",
+    "numpy.zeros_like",
+    "numpy.ones_like",
+)
 def _like(call: CallArgs) -> Value | None:
     base = call.get(0, "a")
     if not isinstance(base, ArrayV):
         return None
     dtype = call.get(1, "dtype")
-    return ArrayV(base.shape, dtype_of(dtype) if dtype is not None else base.dtype, sharding_of(call.get(None, "out_sharding", "device")))
+    return ArrayV(
+        base.shape,
+        dtype_of(dtype) if dtype is not None else base.dtype,
+        sharding_of(call.get(None, "out_sharding", "device")),
+    )
 
 
 @calls("jax.numpy.arange", "numpy.arange")
@@ -120,7 +132,9 @@ def _dtype_call(call: CallArgs) -> Value | None:
 def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     base = method.base
     assert isinstance(base, ArrayV)
-    requested = call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
+    requested = (
+        call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
+    )
     dims = list(requested)
     fills = [i for i, d in enumerate(dims) if as_int(d) == -1]
     if len(fills) == 1 and base.shape is not None:
@@ -142,7 +156,9 @@ def _astype(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
 
 
 @attributes
-def _array_attributes(library: Library, evaluator: object, base: Value, attr: str, frame: object) -> Value | None:
+def _array_attributes(
+    library: Library, evaluator: object, base: Value, attr: str, frame: object
+) -> Value | None:
     if isinstance(base, Ref) and base.qualname in ("jax.numpy", "numpy") and attr in _DTYPE_NAMES:
         return DTypeV(parse_dtype(attr))
     if not isinstance(base, ArrayV):
@@ -161,6 +177,28 @@ def _array_attributes(library: Library, evaluator: object, base: Value, attr: st
 
 
 _DTYPE_NAMES = frozenset(
-    "bool_ int4 uint4 int8 uint8 int16 uint16 int32 uint32 int64 uint64 float16 bfloat16 float32 "
-    "float64 complex64 complex128 float8_e4m3fn float8_e5m2 float4_e2m1fn int2 uint2".split()
+    [
+        "bool_",
+        "int4",
+        "uint4",
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int32",
+        "uint32",
+        "int64",
+        "uint64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float4_e2m1fn",
+        "int2",
+        "uint2",
+    ]
 )

@@ -245,5 +245,7 @@ def _str_methods(library: Library, method: BoundMethod, call: CallArgs) -> Value
         items = _items(call.get(0))
         if items is None or not all(isinstance(i, Const) and isinstance(i.value, str) for i in items):
             return None
-        return call.evaluator.bounded(text.join(str(i.value) for i in items if isinstance(i, Const)), call.node, call.frame)
+        return call.evaluator.bounded(
+            text.join(str(i.value) for i in items if isinstance(i, Const)), call.node, call.frame
+        )
     return None

@@ -112,9 +112,7 @@ def spec_from_entries(
             raw.append(None)
         else:
             raw.append(entry)
-    spec = PartitionSpec.of(
-        *raw, unreduced=_names(unreduced), reduced=_names(reduced), original=original
-    )
+    spec = PartitionSpec.of(*raw, unreduced=_names(unreduced), reduced=_names(reduced), original=original)
     return SpecV(spec, unknown_entries=tuple(unknown))
 
 

@@ -136,7 +136,9 @@ def _sizes(value: Value | None) -> tuple[int, ...] | None:
 
 
 @attributes
-def _mesh_attributes(library: Library, evaluator: object, base: Value, attr: str, frame: object) -> Value | None:
+def _mesh_attributes(
+    library: Library, evaluator: object, base: Value, attr: str, frame: object
+) -> Value | None:
     if not isinstance(base, MeshV):
         return None
     mesh = base.mesh

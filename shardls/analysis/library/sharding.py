@@ -22,7 +22,9 @@ def _partition_spec(call: CallArgs) -> Value | None:
         return None
     frame = call.frame
     entry_spans = tuple(
-        None if isinstance(arg, ast.Starred) or any(isinstance(a, ast.Starred) for a in call.node.args[:i]) else frame.span(arg)
+        None
+        if isinstance(arg, ast.Starred) or any(isinstance(a, ast.Starred) for a in call.node.args[:i])
+        else frame.span(arg)
         for i, arg in enumerate(call.node.args)
     )
     return SpecV(spec.spec, spec.unknown_entries, frame.span(call.node), entry_spans, frame.module.path)

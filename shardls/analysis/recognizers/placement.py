@@ -47,7 +47,9 @@ def _place(
     shape = shape_of(array) if isinstance(array, ArrayV) else None
     dtype = array.dtype if isinstance(array, ArrayV) else None
     name = visit.target or _argument_name(call)
-    builder.add_layout(kind, visit, span, name, sharding.spec, shape, dtype, usage, mesh, assumptions=assumptions)
+    builder.add_layout(
+        kind, visit, span, name, sharding.spec, shape, dtype, usage, mesh, assumptions=assumptions
+    )
 
 
 def _argument_name(call: CallArgs) -> str | None:
@@ -57,7 +59,15 @@ def _argument_name(call: CallArgs) -> str | None:
 
 @recognizes("jax.device_put")
 def device_put(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
-    _place(builder, visit, call, SiteKind.DEVICE_PUT, UsageContext.DEVICE_PUT, call.get(0, "x"), call.get(1, "device"))
+    _place(
+        builder,
+        visit,
+        call,
+        SiteKind.DEVICE_PUT,
+        UsageContext.DEVICE_PUT,
+        call.get(0, "x"),
+        call.get(1, "device"),
+    )
 
 
 @recognizes("jax.lax.with_sharding_constraint")
@@ -67,12 +77,22 @@ def with_sharding_constraint(builder: SiteBuilder, visit: Visit, call: CallArgs)
         notes = () if visit.context.inside_jit else ("inside a function: assumed to run under jax.jit",)
     else:
         usage, notes = UsageContext.WSC_EAGER, ("at module level: runs eagerly (outside jit)",)
-    _place(builder, visit, call, SiteKind.CONSTRAINT, usage, call.get(0, "x"), call.get(1, "shardings"), notes)
+    _place(
+        builder, visit, call, SiteKind.CONSTRAINT, usage, call.get(0, "x"), call.get(1, "shardings"), notes
+    )
 
 
 @recognizes("jax.sharding.reshard")
 def reshard(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
-    _place(builder, visit, call, SiteKind.RESHARD, UsageContext.RESHARD, call.get(0, "x"), call.get(1, "out_shardings"))
+    _place(
+        builder,
+        visit,
+        call,
+        SiteKind.RESHARD,
+        UsageContext.RESHARD,
+        call.get(0, "x"),
+        call.get(1, "out_shardings"),
+    )
 
 
 @recognizes(*_CREATION)
@@ -93,7 +113,15 @@ def shape_dtype_struct(builder: SiteBuilder, visit: Visit, call: CallArgs) -> No
         return
     shape = call.get(0, "shape")
     dtype = dtype_of(call.get(1, "dtype"))
-    _place(builder, visit, call, SiteKind.SHAPE_DTYPE_STRUCT, UsageContext.SHARD_SHAPE, ArrayV(shape_of(shape), dtype), target)
+    _place(
+        builder,
+        visit,
+        call,
+        SiteKind.SHAPE_DTYPE_STRUCT,
+        UsageContext.SHARD_SHAPE,
+        ArrayV(shape_of(shape), dtype),
+        target,
+    )
 
 
 @recognizes("jax.sharding.NamedSharding")
@@ -104,5 +132,13 @@ def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     span = call.frame.span(call.node)
     mesh = builder.select_mesh(value, visit, UsageContext.SHARD_SHAPE, span)
     builder.add_layout(
-        SiteKind.NAMED_SHARDING, visit, span, visit.target, value.spec, None, None, UsageContext.SHARD_SHAPE, mesh
+        SiteKind.NAMED_SHARDING,
+        visit,
+        span,
+        visit.target,
+        value.spec,
+        None,
+        None,
+        UsageContext.SHARD_SHAPE,
+        mesh,
     )
