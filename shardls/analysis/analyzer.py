@@ -7,17 +7,22 @@ compiles the code it reads.
 from __future__ import annotations
 
 import ast
+import functools
+import gc
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from shardls.analysis.evaluator import Evaluator, Frame
-from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Span
+from shardls.analysis.evaluator import Evaluator, Frame, Reads
+from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, Span
 from shardls.analysis.library import CallArgs, Environment, Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sites import SiteBuilder, recognizer_for
+from shardls.analysis.source import Segment
 from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace
@@ -29,14 +34,54 @@ _TRIGGER = re.compile(
 )
 
 
+_MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
+_CACHED_FILES = 64
+
+
+@dataclass
+class _SegmentResult:
+    """The sites and diagnostics one segment produced, and what they depended on."""
+
+    sites: list[Site]
+    diagnostics: list[Diagnostic]
+    names: tuple[tuple[str, str, tuple[tuple[int, int], ...]], ...]
+    modules: tuple[tuple[str, ModuleInfo], ...]
+    callers: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+    alive: tuple[object, ...]
+    """Keeps the AST nodes whose ids the keys above use alive, so ids cannot be reused."""
+
+
+@dataclass
+class _FileCache:
+    fingerprint: object
+    segments: dict[tuple[int, int], _SegmentResult] = field(default_factory=dict)
+
+
 class Analyzer:
-    """Analyses files of one workspace; parsed segments and imported modules are cached."""
+    """Analyses files of one workspace.
+
+    Results are cached per top-level segment together with what they read (module-level names,
+    imported modules, callers of the functions they contain), so after a one-line edit only the
+    edited segment and the segments that depend on it are analysed again.
+    """
 
     def __init__(self, workspace: Workspace | None = None) -> None:
         self.workspace = workspace or Workspace()
+        self._files: OrderedDict[str, _FileCache] = OrderedDict()
 
     def analyze(self, path: str, text: str, settings: Settings | None = None) -> FileAnalysis:
-        settings = settings or Settings()
+        """Analyse one file's text. The cyclic garbage collector is paused meanwhile: analysis
+        allocates hundreds of thousands of AST nodes that would otherwise trigger repeated full
+        collections (more than doubling the time); reference counting still frees garbage."""
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._analyze(path, text, settings or Settings())
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _analyze(self, path: str, text: str, settings: Settings) -> FileAnalysis:
         module = self.workspace.module(path, text)
         pragmas = read_pragmas(module.source.lines)
         device_count = _device_count(pragmas, settings)
@@ -56,42 +101,126 @@ class Analyzer:
             [],
             settings.dtype or FLOAT32,
         )
-        visits = [
-            (visit, qualname)
-            for visit, qualname in _recognized(Walker(evaluator, module, _TRIGGER), evaluator)
-        ]
-        for visit, qualname in visits:
+        walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
+        mesh_segments = [seg for seg in module.source.segments if _MESH_TEXT.search(seg.text)]
+        for visit, qualname in _recognized(walker.visits(mesh_segments), evaluator):
             if qualname in MESH_CONSTRUCTORS:
                 _run(builder, visit, qualname)
         builder.file_meshes = _unique(builder.meshes.values())
-        for visit, qualname in visits:
-            if qualname not in MESH_CONSTRUCTORS:
-                _run(builder, visit, qualname)
-        diagnostics = (
-            builder.diagnostics + _parse_diagnostics(module, pragmas) + _legacy_mesh_contexts(visits)
+        mesh_diagnostics = list(builder.diagnostics)
+
+        fingerprint = (
+            settings,
+            device_count,
+            pragmas.mesh,
+            tuple((m.mesh, m.span, m.name, m.source) for m in builder.file_meshes),
+            tuple((c.how, c.mesh.mesh) for c in walker.global_meshes),
         )
+        cache = self._file_cache(path, fingerprint)
+        fresh: dict[tuple[int, int], _SegmentResult] = {}
+        sites: list[Site] = []
+        diagnostics: list[Diagnostic] = mesh_diagnostics
+        for segment in module.source.segments:
+            if not segment.body or not _TRIGGER.search(segment.text):
+                continue
+            key = (id(segment.body[0]), segment.first_line)
+            result = cache.segments.get(key)
+            if result is None or not self._still_valid(result, module):
+                result = self._analyze_segment(segment, walker, builder, evaluator)
+            fresh[key] = result
+            sites.extend(result.sites)
+            diagnostics.extend(result.diagnostics)
+        cache.segments = fresh
+        diagnostics += _parse_diagnostics(module, pragmas)
         kept = tuple(
             sorted(
-                (
-                    d
+                {
+                    (d.span, d.code, d.message): d
                     for d in diagnostics
                     if settings.enabled(d.code) and not pragmas.suppressed(d.span.line, d.code)
-                ),
+                }.values(),
                 key=lambda d: (d.span, d.code),
             )
         )
-        sites = tuple(sorted(builder.sites, key=lambda s: (s.span, s.name or "")))
+        ordered = tuple(sorted(sites, key=lambda s: (s.span, s.name or "")))
         return FileAnalysis(
-            path, sites, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors)
+            path, ordered, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors)
         )
 
+    def _file_cache(self, path: str, fingerprint: object) -> _FileCache:
+        cache = self._files.get(path)
+        if cache is None or cache.fingerprint != fingerprint:
+            cache = _FileCache(fingerprint)
+            self._files[path] = cache
+        self._files.move_to_end(path)
+        while len(self._files) > _CACHED_FILES:
+            self._files.popitem(last=False)
+        return cache
 
-def _recognized(walker: Walker, evaluator: Evaluator) -> list[tuple[Visit, str]]:
+    def _analyze_segment(
+        self, segment: Segment, walker: Walker, builder: SiteBuilder, evaluator: Evaluator
+    ) -> _SegmentResult:
+        reads = Reads()
+        evaluator.reads = reads
+        builder.sites, builder.diagnostics = [], []
+        try:
+            visits = _recognized(walker.visits([segment]), evaluator)
+            for visit, qualname in visits:
+                if qualname not in MESH_CONSTRUCTORS:
+                    _run(builder, visit, qualname)
+            diagnostics = builder.diagnostics + _legacy_mesh_contexts(visits)
+        finally:
+            evaluator.reads = None
+        module = walker.module
+        alive: list[object] = []
+        names = []
+        for path, name in sorted(reads.names):
+            scope = self._scope_of(path, module)
+            if scope is not None:
+                names.append((path, name, scope.binding_key(name)))
+                alive.extend(b.node for b in scope.bindings.get(name, ()))
+        callers = []
+        for callee in sorted(reads.callees):
+            callers.append((callee, _callers_key(module, callee)))
+            alive.extend(module.source.segments[i].body for i in module.call_index.get(callee, ()))
+        return _SegmentResult(
+            builder.sites,
+            diagnostics,
+            tuple(names),
+            tuple(reads.modules.items()),
+            tuple(callers),
+            tuple(alive),
+        )
+
+    def _scope_of(self, path: str, module: ModuleInfo) -> Scope | None:
+        if path == module.path:
+            return module.scope
+        current = self.workspace.current(path)
+        return current.scope if current is not None else None
+
+    def _still_valid(self, result: _SegmentResult, module: ModuleInfo) -> bool:
+        for path, imported in result.modules:
+            if self.workspace.current(path) is not imported:
+                return False
+        for path, name, key in result.names:
+            scope = self._scope_of(path, module)
+            if scope is None or scope.binding_key(name) != key:
+                return False
+        return all(_callers_key(module, callee) == key for callee, key in result.callers)
+
+
+def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]:
+    segments = module.source.segments
+    return tuple((id(segments[i].body), segments[i].first_line) for i in module.call_index.get(callee, ()))
+
+
+def _recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Visit, str]]:
+    """The calls a recognizer handles, with the canonical name of the function called."""
     from shardls.analysis.recognizers import load
 
     load()
     found: list[tuple[Visit, str]] = []
-    for visit in walker.visits():
+    for visit in visits:
         name = _final_name(visit.call.func)
         if name is None or name not in _interesting_names():
             continue
@@ -113,6 +242,12 @@ def _interesting_names() -> set[str]:
         sites.recognizer_for("")
         _NAMES.update(name.rsplit(".", 1)[-1] for name in sites._RECOGNIZERS)
     return _NAMES
+
+
+@functools.lru_cache(maxsize=1)
+def _calls_pattern() -> re.Pattern[str]:
+    names = sorted(_interesting_names() | {"set_mesh"})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
 
 
 def _final_name(node: ast.expr) -> str | None:

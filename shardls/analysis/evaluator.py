@@ -107,6 +107,18 @@ class LibraryCalls(Protocol):
     ) -> Value | None: ...
 
 
+@dataclass
+class Reads:
+    """What an evaluation depended on outside its own statements (for incremental re-analysis)."""
+
+    names: set[tuple[str, str]] = field(default_factory=set)
+    """(module path, name) for every module-level name looked up."""
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    """Workspace modules read through imports, by path."""
+    callees: set[str] = field(default_factory=set)
+    """Names whose call sites were searched (a new caller changes the result)."""
+
+
 @dataclass(frozen=True)
 class Frame:
     """Where an expression is evaluated: module, scope, statement position and bound locals."""
@@ -207,6 +219,8 @@ class Evaluator:
         self._depth = 0
         self._classes: dict[int, ClassInfo] = {}
         self._functions: dict[int, FunctionInfo] = {}
+        self.reads: Reads | None = None
+        """When set, every module-level name and workspace module the evaluation reads is noted."""
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -542,6 +556,8 @@ class Evaluator:
         position = frame.position
         first = True
         while scope is not None:
+            if scope.module is not None and scope.kind == "module" and self.reads is not None:
+                self.reads.names.add((scope.module.path, name))
             if first or scope.kind != "class":
                 candidates = scope.lookup(name, position)
                 if candidates:
@@ -659,6 +675,9 @@ class Evaluator:
         return Ref(self.library.canonical(f"{base_name}.{alias.name}"))
 
     def module_attribute(self, module: ModuleInfo, name: str, frame: Frame) -> Value:
+        if self.reads is not None:
+            self.reads.modules[module.path] = module
+            self.reads.names.add((module.path, name))
         candidates = module.scope.lookup(name, None)
         if not candidates:
             return Unknown(f"{name!r} not found in {module.path}", symbol=name)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shardls.core import AxisType, Mesh
+from shardls.core import Mesh
+from shardls.meshtext import parse_mesh_text
 
 _PRAGMA = re.compile(r"#\s*shardls:\s*(?P<body>.*)$")
 _IGNORE = re.compile(r"ignore(?:\[(?P<codes>[^\]]*)\])?\s*$")
@@ -77,30 +78,3 @@ def read_pragmas(lines: tuple[str, ...]) -> Pragmas:
         else:
             errors.append((number, f"unknown shardls pragma {body!r}"))
     return Pragmas(device_count, device_hint, mesh, ignore_file, ignored, tuple(errors))
-
-
-def parse_mesh_text(text: str) -> Mesh:
-    """`data=2 model=4`, `data=2,model=4`, with optional axis types: `data=2:explicit`."""
-    names: list[str] = []
-    sizes: list[int] = []
-    kinds: list[AxisType] = []
-    for part in re.split(r"[\s,]+", text.strip()):
-        if not part:
-            continue
-        name, _, rest = part.partition("=")
-        size_text, _, kind_text = rest.partition(":")
-        if not name.isidentifier() or not size_text.lstrip("-").isdigit():
-            raise ValueError(f"cannot read mesh axis {part!r}; write name=size, e.g. data=2")
-        names.append(name)
-        sizes.append(int(size_text))
-        kinds.append(_axis_type(kind_text or "auto"))
-    if not names:
-        raise ValueError("a mesh needs at least one axis, e.g. data=2,model=4")
-    return Mesh(tuple(names), tuple(sizes), tuple(kinds))
-
-
-def _axis_type(text: str) -> AxisType:
-    for kind in AxisType:
-        if kind.value.lower() == text.strip().lower():
-            return kind
-    raise ValueError(f"unknown axis type {text!r}; use auto, explicit or manual")

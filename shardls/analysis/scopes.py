@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +17,12 @@ from functools import cached_property
 from shardls.analysis.source import ParsedSource, Segment
 
 _CALLED_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+@functools.lru_cache(maxsize=20_000)
+def _called_names(text: str) -> frozenset[str]:
+    """Names followed by `(` in a segment; cached by text, so unchanged segments cost nothing."""
+    return frozenset(_CALLED_NAME.findall(text))
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +63,16 @@ class Scope:
     """The function whose body this scope is."""
     owner: ClassInfo | None = None
     """The class whose body this scope is."""
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    """Every binding of each name, in order (what a cached result that read the name depends on)."""
+
+    def binding_key(self, name: str) -> tuple[tuple[int, int], ...]:
+        """Identity of everything that can bind `name` here, with where it sits in the file.
+
+        Equal keys mean a cached result that read `name` is still right: the bindings are the
+        same AST objects (segments are cached by text) at the same lines.
+        """
+        return tuple((id(b.node), b.segment.first_line) for b in self.bindings.get(name, ()))
 
     def lookup(self, name: str, position: int | None) -> Candidates:
         """Bindings of `name` that can reach `position` (None: after the whole scope ran)."""
@@ -75,6 +92,7 @@ class _ScopeBuilder:
         self.state: dict[str, Candidates] = {}
 
     def bind(self, binding: Binding, replace: bool = True) -> None:
+        self.scope.bindings.setdefault(binding.name, []).append(binding)
         current = self.state.get(binding.name, ())
         new = (binding,) if replace else current + (binding,)
         self._set(binding.name, new)
@@ -237,7 +255,7 @@ class ModuleInfo:
         """Name -> indices of the segments that contain `name(`; finds callers without rescanning."""
         index: dict[str, list[int]] = {}
         for number, segment in enumerate(self.source.segments):
-            for name in set(_CALLED_NAME.findall(segment.text)):
+            for name in _called_names(segment.text):
                 index.setdefault(name, []).append(number)
         return {name: tuple(numbers) for name, numbers in index.items()}
 

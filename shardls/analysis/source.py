@@ -25,6 +25,7 @@ class Segment:
 
     first_line: int
     text: str
+    lines: tuple[str, ...]
     body: tuple[ast.stmt, ...]
     """Statements with line numbers relative to the segment (line 1 = `first_line`)."""
     repaired_lines: tuple[int, ...] = ()
@@ -99,6 +100,7 @@ class SegmentParser:
                 Segment(
                     begin,
                     chunk,
+                    lines[begin:end],
                     parsed.body,
                     tuple(begin + r for r in parsed.repaired),
                     parsed.error,
@@ -151,18 +153,19 @@ def _is_keyword_start(line: str) -> bool:
 
 def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
     """Parse; on a syntax error blank the offending line (keeping indentation) and retry a few times."""
-    lines = chunk.split("\n")
+    lines: list[str] = []
     repaired: list[int] = []
     first_error: str | None = None
     for _ in range(_MAX_REPAIRS if repair else 1):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                module = ast.parse("\n".join(lines))
+                module = ast.parse("\n".join(lines) if repaired else chunk)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
             message = _describe(error)
             first_error = first_error or message
             line = getattr(error, "lineno", None)
+            lines = lines or chunk.split("\n")
             if not isinstance(line, int) or not 1 <= line <= len(lines) or (line - 1) in repaired:
                 break
             indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())

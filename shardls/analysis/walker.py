@@ -72,9 +72,9 @@ class Visit:
 
 @dataclass(frozen=True)
 class _Search:
-    """What a walk is for: discovery (every call) or finding callers (calls matching `pattern`)."""
+    """What a walk is for: discovery (every call) or finding the callers of `callee`."""
 
-    pattern: re.Pattern[str] | None = None
+    callee: str | None = None
     depth: int = 0
 
 
@@ -83,14 +83,19 @@ class Walker:
     evaluator: Evaluator
     module: ModuleInfo
     trigger: re.Pattern[str]
+    """Segments that do not match cannot contain a site."""
+    calls: re.Pattern[str]
+    """Statements that do not match contain no call worth visiting (a cheap text test that
+    saves walking most expressions)."""
 
-    def visits(self) -> Iterator[Visit]:
-        segments = self.module.source.segments
-        yield from self._segments([s for s in segments if self.trigger.search(s.text)], _Search())
+    def visits(self, segments: Iterable[Segment] | None = None) -> Iterator[Visit]:
+        """Every call in the given segments (default: all segments that match the trigger)."""
+        chosen = self.module.source.segments if segments is None else segments
+        yield from self._segments([s for s in chosen if self.trigger.search(s.text)], _Search())
 
     def _segments(self, segments: Iterable[Segment], search: _Search) -> Iterator[Visit]:
         scope = self.module.scope
-        base = Context(meshes=self._global_meshes)
+        base = Context(meshes=self.global_meshes)
         for segment in segments:
             if segment.body:
                 frame = Frame(self.module, scope, segment, None)
@@ -106,8 +111,16 @@ class Walker:
         scope: Scope,
         search: _Search,
     ) -> Iterator[Visit]:
+        lines = frame.segment.lines
         for stmt in body:
-            here = replace(frame, position=scope.order_of.get(id(stmt)))
+            here = Frame(
+                frame.module,
+                frame.scope,
+                frame.segment,
+                scope.order_of.get(id(stmt)),
+                frame.locals,
+                frame.call_depth,
+            )
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield from self._function(stmt, frame, context, scope, search)
             elif isinstance(stmt, ast.ClassDef):
@@ -121,8 +134,10 @@ class Walker:
                     inner = self._enter(item.context_expr, here, inner)
                 yield from self._statements(stmt.body, frame, inner, scope, search)
             else:
-                for expression in _own_expressions(stmt):
-                    yield from self._calls(expression, stmt, here, context)
+                text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
+                if (search.callee in text) if search.callee is not None else self.calls.search(text):
+                    for expression in _own_expressions(stmt):
+                        yield from self._calls(expression, stmt, here, context)
                 if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                     mesh = self._set_mesh_statement(stmt.value, here)
                     if mesh is not None:
@@ -152,11 +167,11 @@ class Walker:
         scope: Scope,
         search: _Search,
     ) -> Iterator[Visit]:
-        if search.pattern is not None and not search.pattern.search(_node_text(frame.segment, node)):
+        if search.callee is not None and search.callee not in _node_text(frame.segment, node):
             return
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or _is_jitted(node)
-        depth = search.depth + (1 if search.pattern is not None else 0)
+        depth = search.depth + (1 if search.callee is not None else 0)
         contexts = self.call_contexts(info, depth) or [({}, Context(inside_function=True))]
         for locals_, caller in contexts[:MAX_CONTEXTS]:
             inner_context = replace(
@@ -179,11 +194,12 @@ class Walker:
         if owner is not None and info.name not in ("__init__", "setup", "__post_init__"):
             return []
         callee_name = owner.name if owner is not None else info.name
-        pattern = re.compile(r"\b" + re.escape(callee_name) + r"\s*\(")
+        if self.evaluator.reads is not None:
+            self.evaluator.reads.callees.add(callee_name)
         found: list[tuple[dict[str, Value], Context]] = []
         segments = self.module.source.segments
         callers = [segments[i] for i in self.module.call_index.get(callee_name, ())]
-        for visit in self._segments(callers, _Search(pattern, depth)):
+        for visit in self._segments(callers, _Search(callee_name, depth)):
             if not _calls_name(visit.call, callee_name):
                 continue
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
@@ -246,7 +262,7 @@ class Walker:
         return MeshContext(mesh, how, frame.span(call))
 
     @cached_property
-    def _global_meshes(self) -> tuple[MeshContext, ...]:
+    def global_meshes(self) -> tuple[MeshContext, ...]:
         """`jax.set_mesh(m)` as a top-level statement applies to everything that runs after it;
         functions run after the module body, so they see the last one."""
         scope = self.module.scope
@@ -277,10 +293,9 @@ def _calls_name(call: ast.Call, name: str) -> bool:
 
 
 def _node_text(segment: Segment, node: ast.AST) -> str:
-    lines = segment.text.split("\n")
     first = getattr(node, "lineno", 1) - 1
-    last = getattr(node, "end_lineno", None) or len(lines)
-    return "\n".join(lines[first:last])
+    last = getattr(node, "end_lineno", None) or len(segment.lines)
+    return "\n".join(segment.lines[first:last])
 
 
 def _short(node: ast.AST) -> str:

@@ -22,6 +22,7 @@ class Workspace:
         self.parser = parser or SegmentParser()
         self._overlay: dict[str, str] = {}
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
+        self._disk: dict[str, tuple[tuple[int, int], str]] = {}
 
     # -- texts ------------------------------------------------------------------------------
 
@@ -34,16 +35,34 @@ class Workspace:
             self._overlay[key] = text
 
     def text_of(self, path: str) -> str | None:
+        """The editor's text, else the file's (re-read only when its size or mtime changed)."""
         key = _normalize(path)
         if key in self._overlay:
             return self._overlay[key]
         try:
-            if os.path.getsize(key) > MAX_IMPORTED_FILE_BYTES:
-                return None
-            with open(key, "rb") as handle:
-                return handle.read().decode("utf-8", errors="replace")
+            status = os.stat(key)
         except OSError:
             return None
+        stamp = (status.st_mtime_ns, status.st_size)
+        cached = self._disk.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        if status.st_size > MAX_IMPORTED_FILE_BYTES:
+            return None
+        try:
+            with open(key, "rb") as handle:
+                text = handle.read().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        self._disk[key] = (stamp, text)
+        while len(self._disk) > _MODULE_CACHE:
+            self._disk.pop(next(iter(self._disk)))
+        return text
+
+    def current(self, path: str) -> ModuleInfo | None:
+        """The module for the file's current text (the same object while the text is unchanged)."""
+        text = self.text_of(path)
+        return None if text is None else self.module(path, text)
 
     def module(self, path: str, text: str, name: str | None = None) -> ModuleInfo:
         """The parsed module for this exact text (cached by path and content)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of, spec_from_entries
 from shardls.analysis.library.registry import calls, subscripts
@@ -14,7 +15,7 @@ from shardls.core.spec import SpecEntry
 
 @calls("jax.sharding.PartitionSpec")
 def _partition_spec(call: CallArgs) -> Value | None:
-    original = _source(call.node)
+    original = _source(call.frame, call.node)
     spec = spec_from_entries(
         tuple(call.args), call.get(None, "unreduced"), call.get(None, "reduced"), original
     )
@@ -30,11 +31,13 @@ def _partition_spec(call: CallArgs) -> Value | None:
     return SpecV(spec.spec, spec.unknown_entries, frame.span(call.node), entry_spans, frame.module.path)
 
 
-def _source(node: ast.Call) -> str | None:
-    try:
-        text = ast.unparse(node)
-    except Exception:
+def _source(frame: Frame, node: ast.Call) -> str | None:
+    """The spec as the user wrote it (one line of source), for display."""
+    span = frame.span(node)
+    lines = frame.module.source.lines
+    if span.line != span.end_line or span.line >= len(lines):
         return None
+    text = lines[span.line][span.column : span.end_column]
     return text if len(text) <= 200 else None
 
 
