@@ -21,7 +21,7 @@ from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
-from shardls.analysis.sites import SiteBuilder, recognizer_for
+from shardls.analysis.sites import SiteBuilder, recognizer_for, wants
 from shardls.analysis.source import Segment
 from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, options
 from shardls.analysis.walker import Visit, Walker
@@ -226,7 +226,11 @@ def _recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Vis
             continue
         func = evaluator.evaluate(visit.call.func, visit.frame)
         for option in options(func):
-            if isinstance(option, Ref) and recognizer_for(option.qualname) is not None:
+            if (
+                isinstance(option, Ref)
+                and recognizer_for(option.qualname) is not None
+                and wants(option.qualname, nested=visit.parent is not None)
+            ):
                 found.append((visit, option.qualname))
                 break
     return found

@@ -39,15 +39,28 @@ Recognizer = Callable[["SiteBuilder", Visit, CallArgs], None]
 _RECOGNIZERS: dict[str, Recognizer] = {}
 
 
-def recognizes(*qualnames: str) -> Callable[[Recognizer], Recognizer]:
-    """Register a function that turns calls of these library functions into sites."""
+_STANDALONE_ONLY: set[str] = set()
+
+
+def recognizes(*qualnames: str, nested: bool = True) -> Callable[[Recognizer], Recognizer]:
+    """Register a function that turns calls of these library functions into sites.
+
+    `nested=False`: only calls that are not an argument of another call are sites (the outer
+    call's recognizer covers the inner one); they are skipped before their arguments are read.
+    """
 
     def register(function: Recognizer) -> Recognizer:
         for name in qualnames:
             _RECOGNIZERS[name] = function
+            if not nested:
+                _STANDALONE_ONLY.add(name)
         return function
 
     return register
+
+
+def wants(qualname: str, nested: bool) -> bool:
+    return not nested or qualname not in _STANDALONE_ONLY
 
 
 def recognizer_for(qualname: str) -> Recognizer | None:

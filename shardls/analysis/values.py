@@ -192,6 +192,17 @@ class InitializerV(Value):
     span: Span | None = field(default=None, compare=False)
 
 
+@dataclass(frozen=True, eq=False)
+class TransformedV(Value):
+    """`jax.jit(f, ...)` or `jax.shard_map(f, ...)`: the wrapped function and the call that
+    wrapped it, so that calls of the result can be traced back to their shardings."""
+
+    api: str
+    """The wrapper's canonical name (`jax.jit`, `jax.shard_map`, ...)."""
+    func: Value
+    node: ast.Call
+
+
 def options(value: Value) -> Iterator[Value]:
     """The concrete alternatives of a value (a Choice flattens to its options)."""
     if isinstance(value, Choice):

@@ -68,6 +68,8 @@ class Visit:
     statement: ast.stmt
     target: str | None
     """The name the call's result is assigned to (`self.up` -> `up`), for naming sites."""
+    parent: ast.Call | None = None
+    """The call this call is an argument of (`NamedSharding(...)` inside `device_put(...)`)."""
 
 
 @dataclass(frozen=True)
@@ -148,14 +150,15 @@ class Walker:
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
         target = _target_name(stmt)
         value = getattr(stmt, "value", None)
-        stack: list[ast.AST] = [expression]
+        stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
         while stack:
-            node = stack.pop()
+            node, parent = stack.pop()
             if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(node, ast.Call):
-                yield Visit(node, frame, context, stmt, target if node is value else None)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+                yield Visit(node, frame, context, stmt, target if node is value else None, parent)
+                parent = node
+            stack.extend((child, parent) for child in reversed(list(ast.iter_child_nodes(node))))
 
     # -- functions ---------------------------------------------------------------------------
 

@@ -124,8 +124,11 @@ def shape_dtype_struct(builder: SiteBuilder, visit: Visit, call: CallArgs) -> No
     )
 
 
-@recognizes("jax.sharding.NamedSharding")
+@recognizes("jax.sharding.NamedSharding", nested=False)
 def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """A NamedSharding on its own (e.g. `sharding = NamedSharding(mesh, P(...))`): its spec meets
+    its mesh here. Inside another call (`device_put(x, NamedSharding(...))`) that call's site
+    already says everything, with the shape."""
     value = call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
     if not isinstance(value, ShardingV) or value.mesh is None:
         return
