@@ -16,7 +16,8 @@ from shardls.analysis.facts import Span
 from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec
 
 if TYPE_CHECKING:
-    from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo
+    from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+    from shardls.analysis.source import Segment
 
 
 @dataclass(frozen=True)
@@ -222,3 +223,25 @@ def as_str(value: Value) -> str | None:
     if isinstance(value, Const) and isinstance(value.value, str):
         return value.value
     return None
+
+
+@dataclass(frozen=True, eq=False)
+class ParserV(Value):
+    """An `argparse.ArgumentParser`; its arguments are read when `parse_args()` is evaluated."""
+
+    scope: Scope
+    segment: Segment
+    module: ModuleInfo
+
+
+@dataclass(frozen=True)
+class NamespaceV(Value):
+    """Attributes by name: the result of `parse_args()` (argparse defaults)."""
+
+    fields: tuple[tuple[str, Value], ...]
+
+    def get(self, name: str) -> Value | None:
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None

@@ -68,6 +68,14 @@ def tables() -> tuple[
     list[SubscriptHandler],
     list[Instantiator],
 ]:
-    from shardls.analysis.library import arrays, builtins_, meshes, nnx, sharding  # noqa: F401  (registration)
+    from shardls.analysis.library import (  # noqa: F401  (registration)
+        argparse_,
+        arrays,
+        builtins_,
+        meshes,
+        nnx,
+        sharding,
+        transforms,
+    )
 
     return _CALLS, _METHODS, _ATTRIBUTES, _SUBSCRIPTS, _INSTANTIATORS
