@@ -11,7 +11,17 @@ import ast
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.registry import attributes, calls, methods
-from shardls.analysis.values import BoundMethod, Const, NamespaceV, Origin, ParserV, Unknown, Value, as_str
+from shardls.analysis.values import (
+    BoundMethod,
+    Const,
+    NamespaceV,
+    Origin,
+    ParserV,
+    Seq,
+    Unknown,
+    Value,
+    as_str,
+)
 
 _MAX_ARGUMENTS = 500
 
@@ -36,8 +46,6 @@ def _parse_args(library: Library, method: BoundMethod, call: CallArgs) -> Value 
             fields[named[0]] = named[1]
     namespace = NamespaceV(tuple(fields.items()))
     if method.name == "parse_known_args":
-        from shardls.analysis.values import Seq
-
         return Seq((namespace, Seq((), is_list=True)))
     return namespace
 
@@ -89,9 +97,14 @@ def _argument(call: CallArgs, node: ast.Call, frame: Frame) -> tuple[str, Value]
         return dest, Unknown(f"command-line argument {dest!r} has no default", symbol=dest)
     value = evaluator.evaluate(default_node, frame)
     type_node = keywords.get("type")
-    if isinstance(value, Const) and isinstance(value.value, str) and isinstance(type_node, ast.Name):
-        if type_node.id == "int" and value.value.lstrip("-").isdigit():
-            value = Const(int(value.value))
+    is_int_flag = isinstance(type_node, ast.Name) and type_node.id == "int"
+    if (
+        is_int_flag
+        and isinstance(value, Const)
+        and isinstance(value.value, str)
+        and value.value.lstrip("-").isdigit()
+    ):
+        value = Const(int(value.value))
     if isinstance(value, Const):
         flag = next((f for f in flags if f), dest)
         value = Const(
