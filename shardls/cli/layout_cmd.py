@@ -12,13 +12,14 @@ import sys
 
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
 from shardls.cli.layout_json import LayoutRequest, layout_json
-from shardls.cli.parse import parse_axis_types, parse_device_count, parse_mesh_axes, parse_shape
+from shardls.cli.parse import parse_device_count, parse_shape
 from shardls.cli.spec_parse import parse_spec
 from shardls.core.context import UsageContext
 from shardls.core.dtypes import FLOAT32, parse_dtype
 from shardls.core.layout import Layout, compute_layout
-from shardls.core.mesh import FILL, AxisType, Mesh, resolve_mesh
+from shardls.core.mesh import FILL, Mesh, resolve_mesh
 from shardls.core.problems import Problem
+from shardls.meshtext import parse_axis_types, parse_mesh_text, with_axis_types
 from shardls.render.layout_text import layout_text, problems_text, spec_text
 
 NAME = "layout"
@@ -36,9 +37,10 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--mesh",
         required=True,
-        type=option_type(parse_mesh_axes),
+        type=option_type(parse_mesh_text),
         metavar="NAME=SIZE,...",
-        help="mesh axes in order, e.g. data=2,model=4; one size may be -1 (filled from --devices)",
+        help="mesh axes in order, e.g. data=2,model=4 or data=2:explicit,model=4; "
+        "one size may be -1 (filled from --devices)",
     )
     parser.add_argument(
         "--shape",
@@ -61,9 +63,9 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--axis-types",
         type=option_type(parse_axis_types),
-        default=(AxisType.AUTO,),
         metavar="TYPE[,TYPE...]",
-        help="auto, explicit or manual, for all axes or one per axis (default auto)",
+        help="auto, explicit or manual, for all axes or one per axis; overrides types written in "
+        "--mesh (default auto)",
     )
     parser.add_argument(
         "--context",
@@ -81,10 +83,15 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    names, sizes = args.mesh
-    if sizes.count(FILL) == 1 and args.devices is None:
+    written: Mesh = args.mesh
+    if written.axis_sizes.count(FILL) == 1 and args.devices is None:
         raise UsageError("the mesh has a -1 size; say how many devices fill it with --devices N")
-    mesh, mesh_problems = resolve_mesh(Mesh(names, sizes, _axis_types(args.axis_types, names)), args.devices)
+    if args.axis_types is not None:
+        try:
+            written = with_axis_types(written, args.axis_types)
+        except ValueError as error:
+            raise UsageError(f"--axis-types gives {error}") from None
+    mesh, mesh_problems = resolve_mesh(written, args.devices)
     request = LayoutRequest(mesh, args.spec, args.shape, args.dtype, UsageContext(args.context))
     layout = (
         compute_layout(mesh, request.spec, request.global_shape, request.dtype, request.context)
@@ -97,17 +104,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_text(request, layout, mesh_problems), end="")
     return EXIT_PROBLEMS if any(problem.is_error for problem in problems) else EXIT_OK
-
-
-def _axis_types(types: tuple[AxisType, ...], names: tuple[str, ...]) -> tuple[AxisType, ...]:
-    """One type for every axis, or exactly one per axis."""
-    if len(types) == 1:
-        return types * len(names)
-    if len(types) != len(names):
-        raise UsageError(
-            f"--axis-types gives {len(types)} types for the {len(names)} mesh axes {', '.join(names)}"
-        )
-    return types
 
 
 def _can_lay_out(mesh: Mesh) -> bool:

@@ -10,10 +10,10 @@ import os
 import sys
 
 from shardls import __version__
-from shardls.cli import layout_cmd
+from shardls.cli import check_cmd, explain_cmd, layout_cmd, serve_cmd
 from shardls.cli.command import EXIT_PROBLEMS, EXIT_USAGE, ArgumentParser, Command, UsageError
 
-COMMANDS: tuple[Command, ...] = (layout_cmd,)
+COMMANDS: tuple[Command, ...] = (check_cmd, explain_cmd, layout_cmd, serve_cmd)
 
 
 def build_parser() -> ArgumentParser:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from cli_helpers import EXAMPLE_MESH, layout_json
 
-from shardls.cli.parse import parse_axis_types, parse_mesh_axes, parse_shape
+from shardls.cli.parse import parse_shape
 from shardls.cli.spec_parse import parse_spec
 from shardls.core.mesh import AxisType
 from shardls.core.spec import UNCONSTRAINED, PartitionSpec
+from shardls.meshtext import parse_axis_types, parse_mesh_text
 
 SPECS = [
     ("None,model", PartitionSpec.of(None, "model")),
@@ -111,9 +112,10 @@ def test_bad_shape(text: str) -> None:
 
 
 def test_mesh_axes() -> None:
-    assert parse_mesh_axes(" data = 2 , model=-1,") == (("data", "model"), (2, -1))
+    mesh = parse_mesh_text(" data = 2 , model=-1,")
+    assert (mesh.axis_names, mesh.axis_sizes) == (("data", "model"), (2, -1))
     with pytest.raises(ValueError, match="expected name=size"):
-        parse_mesh_axes("=2")
+        parse_mesh_text("=2")
 
 
 def test_axis_types() -> None:

@@ -1,0 +1,148 @@
+"""Analyse many files: read each (Python or notebook), analyse it, and keep what outputs need.
+
+Files are analysed in worker processes when there are enough of them to repay starting the
+workers; a few files are analysed in this process. Whatever a file holds, its result is a
+`FileReport`: an unreadable file, text that is not UTF-8 or a broken notebook becomes an SH210
+diagnostic, and a crash of the analyzer on one file is reported for that file and does not stop
+the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import Diagnostic, Related, Site, Span
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.core import Severity
+from shardls.files import display_path, source_lines
+from shardls.notebook import Notebook, NotebookError, read_notebook
+
+PARALLEL_MIN_FILES = 16
+"""Below this, starting worker processes costs more than it saves."""
+
+UNREADABLE = "SH210"
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    path: Path
+    display: str
+    """The path as outputs print it (relative to the working directory when under it)."""
+    settings: Settings
+    roots: tuple[Path, ...]
+    """Workspace roots for resolving the file's imports."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """A 1-based position as people and tools read it; `cell` is set for notebooks."""
+
+    cell: int | None
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def of(cls, span: Span, cell: int | None = None, line: int | None = None) -> Location:
+        """`line` is the 0-based line to show for the span's first line (in a notebook, within its cell)."""
+        first = span.line if line is None else line
+        return cls(
+            cell, first + 1, span.column + 1, first + 1 + span.end_line - span.line, span.end_column + 1
+        )
+
+
+@dataclass(frozen=True)
+class FileReport:
+    path: str
+    """As outputs print it."""
+    file: str
+    """As the analyzer was given it (absolute), which is how related locations name this file."""
+    lines: tuple[str, ...]
+    """The analysed text by line (a notebook's code cells joined), for source excerpts."""
+    notebook: Notebook | None
+    diagnostics: tuple[Diagnostic, ...]
+    sites: tuple[Site, ...]
+    internal_error: str | None = None
+
+    def locate(self, span: Span) -> Location:
+        """1-based columns in Python characters; notebook lines count from the top of their cell."""
+        if self.notebook is None:
+            return Location.of(span)
+        return Location.of(span, *self.notebook.locate(span.line))
+
+    def related_location(self, related: Related) -> tuple[str, Location]:
+        """Where a related note points: in this file, or in another one (shown by its own path)."""
+        if related.path is None or related.path == self.file:
+            return self.path, self.locate(related.span)
+        return display_path(Path(related.path)), Location.of(related.span)
+
+
+def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
+    """One report per job, in the jobs' order."""
+    if len(jobs) < PARALLEL_MIN_FILES or (os.cpu_count() or 1) == 1:
+        return [check_file(job) for job in jobs]
+    workers = min(os.cpu_count() or 1, len(jobs))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(check_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+class UnreadableSource(Exception):
+    """The file cannot be analysed as text; the message says why, for an SH210 diagnostic."""
+
+
+def check_file(job: CheckJob) -> FileReport:
+    try:
+        text, notebook = read_source(job.path)
+    except UnreadableSource as error:
+        return _unreadable(job, str(error))
+    lines = source_lines(text)
+    try:
+        analysis = _analyzer(job.roots).analyze(str(job.path), text, job.settings)
+    except Exception as error:  # a bug in shardls must not cost the user the results of other files
+        return FileReport(
+            job.display, str(job.path), lines, notebook, (), (), f"{type(error).__name__}: {error}"
+        )
+    return FileReport(job.display, str(job.path), lines, notebook, analysis.diagnostics, analysis.sites)
+
+
+def read_source(path: Path) -> tuple[str, Notebook | None]:
+    """The text to analyse: the file's, or a notebook's code cells; raises UnreadableSource."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+        notebook = read_notebook(text) if path.suffix == ".ipynb" else None
+    except OSError as error:
+        raise UnreadableSource(f"cannot read the file: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise UnreadableSource(
+            f"cannot read the file as UTF-8 text: {error.reason} at byte {error.start}"
+        ) from None
+    except NotebookError as error:
+        raise UnreadableSource(str(error)) from None
+    return (text, None) if notebook is None else (notebook.text, notebook)
+
+
+def _unreadable(job: CheckJob, reason: str) -> FileReport:
+    diagnostics = (
+        (Diagnostic(Span(0, 0, 0, 0), UNREADABLE, Severity.ERROR, reason),)
+        if job.settings.enabled(UNREADABLE)
+        else ()
+    )
+    return FileReport(job.display, str(job.path), (), None, diagnostics, ())
+
+
+_ANALYZERS: dict[tuple[Path, ...], Analyzer] = {}
+"""One analyzer per workspace and process, so parsed imports are shared by the files that use them."""
+
+
+def _analyzer(roots: tuple[Path, ...]) -> Analyzer:
+    analyzer = _ANALYZERS.get(roots)
+    if analyzer is None:
+        analyzer = _ANALYZERS[roots] = Analyzer(Workspace(list(roots)))
+    return analyzer

@@ -1,0 +1,67 @@
+"""`shardls serve`: the language server, over stdio (what editors start) or TCP (for debugging).
+
+shardls serve
+shardls serve --tcp 127.0.0.1:2087 --log-file /tmp/shardls.log --log-level debug
+
+stdout belongs to the protocol: logs go to --log-file, else stderr, and anything else that
+writes to `sys.stdout` is sent to stderr too, so a stray print cannot corrupt a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from shardls.cli.command import EXIT_OK, Subparsers, option_type
+from shardls.meshtext import parse_int
+
+NAME = "serve"
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """`HOST:PORT`, e.g. `127.0.0.1:2087`."""
+    host, colon, port = text.rpartition(":")
+    if not colon or not host:
+        raise ValueError(f"expected HOST:PORT, such as 127.0.0.1:2087, got {text!r}")
+    number = parse_int(port, "the port")
+    if not 0 < number < 65536:
+        raise ValueError(f"the port must be between 1 and 65535, got {number}")
+    return host, number
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        NAME,
+        help="run the language server (LSP over stdio)",
+        description="Serve hovers, diagnostics, inlay hints, completion and quick fixes to an editor.",
+    )
+    parser.add_argument(
+        "--tcp", type=option_type(parse_address), metavar="HOST:PORT", help="listen on TCP instead of stdio"
+    )
+    parser.add_argument("--log-file", type=Path, metavar="PATH", help="write the log here (default: stderr)")
+    parser.add_argument("--log-level", choices=LOG_LEVELS, default="warning", help="default: warning")
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the other commands should not pay for pygls.
+    from shardls.server.server import create_server
+
+    handler: logging.Handler = (
+        logging.FileHandler(args.log_file, encoding="utf-8")
+        if args.log_file
+        else logging.StreamHandler(sys.stderr)
+    )
+    logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT, handlers=[handler], force=True)
+    server = create_server()
+    if args.tcp is not None:
+        server.start_tcp(*args.tcp)
+    else:
+        protocol_out = sys.stdout.buffer
+        sys.stdout = sys.stderr
+        server.start_io(sys.stdin.buffer, protocol_out)
+    return EXIT_OK

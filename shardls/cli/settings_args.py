@@ -1,0 +1,66 @@
+"""The flags `check` and `explain` share for analysis settings, and how they meet the config file.
+
+Flags form one settings layer over the configuration file's (`shardls.config`), so a flag
+overrides the file and a pragma in the analysed file overrides both.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from shardls.cli.command import ArgumentParser, UsageError, option_type
+from shardls.cli.parse import parse_device_count
+from shardls.config import Config, ConfigError, SettingsLayer, config_for, load_config, parse_codes
+from shardls.meshtext import parse_mesh_text
+
+COMMAND_LINE = "the command line"
+
+
+def add_settings_arguments(parser: ArgumentParser) -> None:
+    parser.add_argument(
+        "--device-count",
+        type=option_type(parse_device_count),
+        metavar="N",
+        help="devices to assume when a file does not say (default: config file, else 8)",
+    )
+    parser.add_argument(
+        "--mesh",
+        type=option_type(parse_mesh_text),
+        metavar="NAME=SIZE,...",
+        help="mesh to assume where the code has none, e.g. data=2,model=4 or data=2:explicit",
+    )
+    parser.add_argument(
+        "--select",
+        type=option_type(parse_codes),
+        metavar="CODES",
+        help="report only these rule codes or prefixes, e.g. SH001,SH1 (replaces the config's select)",
+    )
+    parser.add_argument(
+        "--ignore",
+        type=option_type(parse_codes),
+        metavar="CODES",
+        help="never report these rule codes or prefixes (replaces the config's ignore)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="use this pyproject.toml or shardls.toml instead of searching from each path upward",
+    )
+
+
+def config_and_layer(args: argparse.Namespace, path: Path) -> tuple[Config, SettingsLayer]:
+    """The configuration for `path` (or --config) and the layer of flags to put over it."""
+    try:
+        config = load_config(args.config) if args.config is not None else config_for(path)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    layer = SettingsLayer(
+        COMMAND_LINE,
+        device_count=args.device_count,
+        default_mesh=args.mesh,
+        select=args.select,
+        ignore=args.ignore,
+    )
+    return config, layer

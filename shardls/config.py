@@ -1,0 +1,311 @@
+"""Project configuration: `[tool.shardls]` in pyproject.toml, or the top level of shardls.toml.
+
+Precedence, highest first: a pragma in the file (`# shardls: device-count=16`, applied by the
+analyzer) > a command-line flag or editor setting > the configuration file > the defaults.
+Each source becomes a `SettingsLayer`; `merge_settings` stacks them into the analysis'
+`Settings`, remembering where the device count and the mesh came from so hovers can say it.
+
+Keys (all optional):
+
+    device-count = 8                    # devices assumed when the code does not say
+    default-mesh = "data=2,model=4"     # or {data = 2, model = 4}; sizes may carry ":explicit"
+    axis-types = "explicit"             # for the default mesh: one type, or one per axis
+    select = ["SH0", "SH104"]           # rule codes or prefixes to report (default: all)
+    ignore = ["SH107"]                  # rule codes or prefixes never to report
+    exclude = ["experiments/", "*_pb2.py"]   # gitignore-style, relative to the file's directory
+    dtype = "bfloat16"                  # dtype of arrays that do not name one
+    hbm-per-device = "16GiB"            # device memory, for memory warnings
+    x64 = false                         # jax_enable_x64: keeps float64/int64 wide
+
+A bad value is a `ConfigError` whose one-line message names the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from shardls.analysis.rules import ALL_RULES
+from shardls.analysis.settings import Settings
+from shardls.core import AxisType, Mesh, parse_dtype
+from shardls.files import display_path
+from shardls.meshtext import mesh_from_table, parse_axis_types, parse_mesh_text, with_axis_types
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+T = TypeVar("T")
+
+CONFIG_FILE = "shardls.toml"
+PYPROJECT = "pyproject.toml"
+
+_BYTE_UNITS = {
+    **{"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12},
+    **{"kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40},
+}
+_BYTES = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+
+
+class ConfigError(ValueError):
+    """A configuration value shardls cannot use; the message is one line naming file and key."""
+
+
+@dataclass(frozen=True)
+class SettingsLayer:
+    """What one source (a file, the command line, the editor) says; None is 'not set here'."""
+
+    origin: str
+    """How hovers name this source: `pyproject.toml`, `the command line`, `editor settings`."""
+    device_count: int | None = None
+    default_mesh: Mesh | None = None
+    select: frozenset[str] | None = None
+    ignore: frozenset[str] | None = None
+    dtype: str | None = None
+    """Checked when read, resolved in `merge_settings` once x64 is known from every layer."""
+    x64: bool | None = None
+    hbm_per_device: int | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """A configuration file as read: its settings, and the exclude patterns rooted at its folder."""
+
+    path: Path | None
+    layer: SettingsLayer
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def root(self) -> Path | None:
+        return None if self.path is None else self.path.parent
+
+
+DEFAULT_CONFIG = Config(None, SettingsLayer("defaults"))
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest shardls.toml, or pyproject.toml with a `[tool.shardls]` table, from `start` upward.
+
+    In one folder shardls.toml wins. A pyproject.toml without the table does not stop the
+    search, so a package's own pyproject.toml inside a monorepo defers to the repository's.
+    """
+    folder = start.resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / CONFIG_FILE).is_file():
+            return candidate / CONFIG_FILE
+        pyproject = candidate / PYPROJECT
+        if _mentions_shardls(pyproject) and "shardls" in _table(_read_toml(pyproject), "tool"):
+            return pyproject
+    return None
+
+
+def config_for(start: Path) -> Config:
+    """The configuration that applies to a file or folder: the nearest file's, or the defaults."""
+    path = find_config(start)
+    return DEFAULT_CONFIG if path is None else load_config(path)
+
+
+def load_config(path: Path) -> Config:
+    """Read and check one configuration file (a pyproject.toml without `[tool.shardls]` is empty)."""
+    document = _read_toml(path)
+    in_pyproject = path.name == PYPROJECT
+    table = _table(document, "tool").get("shardls", {}) if in_pyproject else document
+    read = _Reader(table, f"{display_path(path)}: " + ("[tool.shardls] " if in_pyproject else ""))
+    mesh = read("default-mesh", mesh_setting)
+    axis_types = read("axis-types", axis_types_setting)
+    if axis_types is not None:
+        if mesh is None:
+            raise read.error("axis-types", "only applies to default-mesh, which is not set")
+        try:
+            mesh = with_axis_types(mesh, axis_types)
+        except ValueError as error:
+            raise read.error("axis-types", f"gives {error}") from None
+    layer = SettingsLayer(
+        display_path(path),
+        device_count=read("device-count", device_count_setting),
+        default_mesh=mesh,
+        select=read("select", codes_setting),
+        ignore=read("ignore", codes_setting),
+        dtype=read("dtype", dtype_setting),
+        x64=read("x64", flag_setting),
+        hbm_per_device=read("hbm-per-device", bytes_setting),
+    )
+    return Config(path, layer, read("exclude", globs_setting) or ())
+
+
+def merge_settings(*layers: SettingsLayer) -> Settings:
+    """Stack layers, later over earlier (file, then command line), into the analysis' Settings."""
+
+    def top(name: str) -> tuple[Any, str]:
+        """The value of the last layer that sets `name`, and that layer's origin."""
+        for layer in reversed(layers):
+            if getattr(layer, name) is not None:
+                return getattr(layer, name), layer.origin
+        return None, "defaults"
+
+    x64 = bool(top("x64")[0])
+    dtype = top("dtype")[0]
+    mesh, mesh_origin = top("default_mesh")
+    count, count_origin = top("device_count")
+    return Settings(
+        device_count=count,
+        device_count_source=f"device-count from {count_origin}",
+        default_mesh=mesh,
+        default_mesh_source=f"default-mesh from {mesh_origin}",
+        select=top("select")[0],
+        ignore=top("ignore")[0] or frozenset(),
+        dtype=None if dtype is None else parse_dtype(dtype, x64=x64),
+        x64=x64,
+        hbm_per_device=top("hbm_per_device")[0],
+    )
+
+
+def parse_codes(text: str | Iterable[object]) -> frozenset[str]:
+    """`SH001,SH1` or a list of codes; each must be a rule code or a prefix of one (`SH`, `SH0`)."""
+    items = [item.strip() for item in text.split(",")] if isinstance(text, str) else list(text)
+    codes = set()
+    for item in items:
+        if not isinstance(item, str):
+            raise ValueError(f"expected rule codes such as 'SH001' or prefixes such as 'SH1', got {item!r}")
+        code = item.strip().upper()
+        if not code or not any(known.startswith(code) for known in ALL_RULES):
+            raise ValueError(f"{item!r} is not a rule code or a prefix of one (such as SH001 or SH1)")
+        codes.add(code)
+    return frozenset(codes)
+
+
+def parse_bytes(text: str | int) -> int:
+    """`16GiB`, `16 GB`, `1.5TiB` or a number of bytes; binary and decimal units as written."""
+    if isinstance(text, int) and not isinstance(text, bool) and text > 0:
+        return text
+    match = _BYTES.fullmatch(text) if isinstance(text, str) else None
+    unit = _BYTE_UNITS.get(match.group(2).lower()) if match else None
+    if match is None or unit is None or float(match.group(1)) <= 0:
+        raise ValueError(f"expected a size such as '16GiB', '80GB' or a number of bytes, got {text!r}")
+    return int(float(match.group(1)) * unit)
+
+
+def _mentions_shardls(pyproject: Path) -> bool:
+    """Whether a pyproject.toml may configure shardls; others are never parsed, so that a broken
+    pyproject.toml of an unrelated parent folder cannot stop a check."""
+    try:
+        return b"shardls" in pyproject.read_bytes()
+    except OSError:
+        return False
+
+
+def _table(document: dict[str, object], key: str) -> dict[str, object]:
+    value = document.get(key, {})
+    return value if isinstance(value, dict) else {}
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"{display_path(path)}: cannot read: {error.strerror or error}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{display_path(path)}: not valid TOML: {error}") from None
+
+
+# The checks of each setting's value, shared with the editor's settings (`shardls.server`):
+# each raises ValueError saying what was expected.
+
+
+def device_count_setting(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"expected a positive integer, got {value!r}")
+    return value
+
+
+def mesh_setting(value: object) -> Mesh:
+    if isinstance(value, str):
+        return parse_mesh_text(value)
+    if isinstance(value, dict):
+        return mesh_from_table(value)
+    raise ValueError(f"expected text such as 'data=2,model=4' or a table of axis sizes, got {value!r}")
+
+
+def axis_types_setting(value: object) -> tuple[AxisType, ...]:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        value = ",".join(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected 'explicit' or a list such as ['explicit', 'auto'], got {value!r}")
+    return parse_axis_types(value)
+
+
+def codes_setting(value: object) -> frozenset[str]:
+    if not isinstance(value, (str, list)):
+        raise ValueError(f"expected a list of rule codes such as ['SH001', 'SH1'], got {value!r}")
+    return parse_codes(value)
+
+
+def globs_setting(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"expected a list of glob patterns such as ['build/', '*_pb2.py'], got {value!r}")
+    return tuple(value)
+
+
+def dtype_setting(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a dtype name such as 'bfloat16', got {value!r}")
+    parse_dtype(value)
+    return value
+
+
+def bytes_setting(value: object) -> int:
+    if not isinstance(value, (str, int)):
+        raise ValueError(f"expected a size such as '16GiB', got {value!r}")
+    return parse_bytes(value)
+
+
+def flag_setting(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+KEYS = (
+    "device-count",
+    "default-mesh",
+    "axis-types",
+    "select",
+    "ignore",
+    "exclude",
+    "dtype",
+    "hbm-per-device",
+    "x64",
+)
+
+
+class _Reader:
+    """Reads the keys of one table, turning a converter's ValueError into a ConfigError that
+    names the file and the key; refuses keys it does not know (a typo would be silently ignored)."""
+
+    def __init__(self, table: object, prefix: str) -> None:
+        self.prefix = prefix
+        if not isinstance(table, dict):
+            raise ConfigError(f"{prefix}expected a table of settings, got {table!r}")
+        unknown = sorted(set(table) - set(KEYS))
+        if unknown:
+            raise self.error(unknown[0], f"unknown key; the keys are {', '.join(KEYS)}")
+        self.table: dict[str, object] = table
+
+    def __call__(self, key: str, convert: Callable[[object], T]) -> T | None:
+        if key not in self.table:
+            return None
+        try:
+            return convert(self.table[key])
+        except ValueError as error:
+            raise self.error(key, str(error)) from None
+
+    def error(self, key: str, why: str) -> ConfigError:
+        return ConfigError(f"{self.prefix}{key}: {why}")

@@ -1,0 +1,102 @@
+"""Jupyter notebooks as one Python text, with the way back from its lines to cells.
+
+The code cells are analysed together, in order, because a notebook's cells share one namespace:
+the mesh of cell 2 shards the arrays of cell 5. IPython syntax (`%magic`, `!shell`, `%%cell`
+magics) is not Python; those lines become comments of the same length, so that the parser
+skips them and columns stay where they were. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from shardls.files import source_lines
+
+
+class NotebookError(ValueError):
+    """The file is not a notebook shardls can read (broken JSON, no `cells` list)."""
+
+
+@dataclass(frozen=True)
+class Notebook:
+    text: str
+    """The code cells joined by newlines, IPython lines commented out."""
+    cell_numbers: tuple[int, ...]
+    """Per code cell, its 1-based position among all cells (how editors number cells)."""
+    first_lines: tuple[int, ...]
+    """Per code cell, the 0-based line of `text` where it starts."""
+
+    def locate(self, line: int) -> tuple[int, int]:
+        """A 0-based line of `text` as (cell number, 0-based line within that cell)."""
+        index = max(0, bisect.bisect_right(self.first_lines, line) - 1)
+        return self.cell_numbers[index], line - self.first_lines[index]
+
+    def line_of(self, cell: int, line: int) -> int | None:
+        """The 0-based line of `text` for a 0-based line of cell `cell` (None: no such code cell)."""
+        if cell not in self.cell_numbers:
+            return None
+        index = self.cell_numbers.index(cell)
+        end = self.first_lines[index + 1] if index + 1 < len(self.first_lines) else None
+        target = self.first_lines[index] + line
+        return None if end is not None and target >= end else target
+
+
+def read_notebook(raw: str) -> Notebook:
+    """Parse nbformat 4 JSON; raises NotebookError saying what is wrong."""
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"the notebook is not valid JSON: {error}") from None
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookError("the notebook has no list of cells (nbformat 4 is supported)")
+    return join_cells(
+        (number, _source(cell.get("source", ""), number))
+        for number, cell in enumerate(cells, start=1)
+        if isinstance(cell, dict) and cell.get("cell_type") == "code"
+    )
+
+
+def join_cells(cells: Iterable[tuple[int, str]]) -> Notebook:
+    """Code cells given as (cell number, source), in order, as one text to analyse.
+
+    The language server calls this with the cells an editor has open, which arrive without
+    the notebook's JSON.
+    """
+    chunks: list[str] = []
+    numbers: list[int] = []
+    firsts: list[int] = []
+    line = 0
+    for number, source in cells:
+        lines = _python_lines(source)
+        numbers.append(number)
+        firsts.append(line)
+        chunks.append("\n".join(lines))
+        line += len(lines)
+    return Notebook("\n".join(chunks), tuple(numbers), tuple(firsts))
+
+
+def _source(source: object, number: int) -> str:
+    """A cell's source: one string, or a list of strings each ending in its newline."""
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        return "".join(source)
+    raise NotebookError(f"cell {number} has a source that is neither text nor a list of lines")
+
+
+def _python_lines(source: str) -> list[str]:
+    """The cell's lines (at least one), IPython syntax turned into comments of the same length."""
+    lines = list(source_lines(source.removesuffix("\n").removesuffix("\r")))
+    if lines[0].startswith("%%"):
+        return [_commented(text) if text.strip() else text for text in lines]
+    return [_commented(text) if text.lstrip()[:1] in ("%", "!") else text for text in lines]
+
+
+def _commented(text: str) -> str:
+    """`%time f()` -> `#time f()`: the same columns, and Python skips it."""
+    indent = len(text) - len(text.lstrip())
+    return text[:indent] + "#" + text[indent + 1 :]

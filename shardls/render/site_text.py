@@ -1,0 +1,180 @@
+"""A site of the analysis as text: one summary line, or the full description a hover shows.
+
+`shardls check --show-layouts` prints `layout_summary`; `shardls explain` prints
+`describe_site`/`describe_mesh`, and the language server's hover renders the same lines with
+`markdown=True`, so the command line and the editor never disagree about a layout.
+Dimensions whose size is unknown are shown by name (`n`, per device `n/4`), never as a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shardls.analysis.facts import Diagnostic, Dim, MeshFact, Site, SymbolicDim
+from shardls.analysis.rules import ALL_RULES
+from shardls.render.grid import MAX_GRID_DEVICES, device_grid
+from shardls.render.layout_text import mesh_text, spec_text
+from shardls.render.units import human_bytes, short_bytes
+
+
+def dim_text(dim: Dim) -> str:
+    return dim.name if isinstance(dim, SymbolicDim) else str(dim)
+
+
+def global_type(site: Site) -> str | None:
+    """`float32[8@data,n@model]`: JAX's sharding-in-types notation; None when the shape is unknown."""
+    if site.shape is None:
+        return None
+    axes = site.layout.dim_axes if site.layout is not None else ((),) * len(site.shape)
+    dims = [
+        dim_text(dim) + ("" if not names else f"@{names[0]}" if len(names) == 1 else f"@({','.join(names)})")
+        for dim, names in zip(site.shape, axes)
+    ]
+    return f"{_dtype(site)}[{','.join(dims)}]"
+
+
+def per_device_type(site: Site) -> str | None:
+    """`float32[4,n/4]`; None when the shape is unknown or JAX rejects the layout."""
+    shard = site.shard_shape
+    return None if shard is None else f"{_dtype(site)}[{','.join(map(dim_text, shard))}]"
+
+
+def layout_summary(site: Site) -> str:
+    """`device_put x: float32[8@data,16] → per device float32[4,16] ×4 copies, 256 B/device`."""
+    head = site.kind.value + (f" {site.name}" if site.name else "")
+    whole = global_type(site)
+    if whole is None:
+        spec = site.spec.display() if site.spec is not None else "no spec"
+        where = f" on {site.mesh.mesh.describe()}" if site.mesh is not None else ""
+        return f"{head}: {spec}{where} (shape not known here)"
+    return f"{head}: {whole} → {_outcome(site)}"
+
+
+def _outcome(site: Site) -> str:
+    layout, per_device = site.layout, per_device_type(site)
+    if layout is None:
+        return (
+            "no mesh known here" if site.mesh is None else f"mesh {site.mesh.mesh.describe()} is not usable"
+        )
+    if per_device is None:
+        codes = sorted({p.code for p in layout.problems if p.is_error})
+        return f"rejected by JAX ({', '.join(codes)})"
+    copies = f" ×{layout.copies} copies" if layout.copies > 1 else ""
+    size = site.bytes_per_device
+    return f"per device {per_device}{copies}, " + (
+        f"{short_bytes(size)}/device" if size is not None else "size depends on " + _unknowns(site)
+    )
+
+
+def describe_site(
+    site: Site, problems: Sequence[Diagnostic] = (), *, markdown: bool = False, width: int = 100
+) -> list[str]:
+    """What a hover on the site says: types, shards, memory, mesh, spec, why, and problems.
+
+    `problems` are the diagnostics at the site (the caller knows which apply); the device grid
+    is included for meshes of at most MAX_GRID_DEVICES devices when every size is known.
+    """
+    text = _Text(markdown)
+    lines = [_first_line(site, text)]
+    layout = site.layout
+    if layout is not None and layout.is_valid:
+        lines.append(
+            f"{layout.num_distinct_shards:,} distinct shard{'s' if layout.num_distinct_shards != 1 else ''}"
+            f" × {layout.copies:,} cop{'y' if layout.copies == 1 else 'ies'}"
+        )
+        per_device = site.bytes_per_device
+        lines.append(
+            f"{human_bytes(per_device)} per device, {human_bytes(per_device * layout.mesh.size)} "
+            f"over all {layout.mesh.size:,} devices"
+            if per_device is not None
+            else f"memory depends on {_unknowns(site)}"
+        )
+    if site.mesh is not None:
+        lines.append(text.field("mesh", text.code(mesh_text(site.mesh.mesh))))
+        lines.append(text.field("from", _mesh_origin(site.mesh)))
+    else:
+        lines.append(text.field("mesh", "none known here (set one with `# shardls: mesh data=2,model=4`)"))
+    if site.spec is not None:
+        lines.append(text.field("spec", text.code(spec_text(site.spec))))
+    if site.logical_spec is not None:
+        lines.append(text.field("logical spec", text.code(spec_text(site.logical_spec))))
+    if site.rule_chain:
+        lines += text.section("rules", site.rule_chain)
+    lines.append(text.field("used in", site.context.label))
+    lines += text.section("assumptions", site.assumptions)
+    lines += text.section("where the numbers come from", site.provenance)
+    lines += text.section("problems", [problem_text(d) for d in problems])
+    if layout is not None and layout.is_valid and not site.symbolic_dims:
+        if layout.mesh.size <= MAX_GRID_DEVICES:
+            lines += ["", *text.block(device_grid(layout, width).splitlines())]
+        else:
+            lines.append(f"(no device grid for a mesh of more than {MAX_GRID_DEVICES} devices)")
+    return lines
+
+
+def describe_mesh(
+    fact: MeshFact, problems: Sequence[Diagnostic] = (), *, markdown: bool = False
+) -> list[str]:
+    """What a hover on a mesh definition says: its axes and devices, where it comes from."""
+    text = _Text(markdown)
+    return [
+        text.field("mesh", text.code(mesh_text(fact.mesh)))
+        + (f", named {text.code(fact.name)}" if fact.name else ""),
+        text.field("from", _mesh_origin(fact)),
+        *text.section("assumptions", fact.assumptions),
+        *text.section("problems", [problem_text(d) for d in problems]),
+    ]
+
+
+def problem_text(diagnostic: Diagnostic) -> str:
+    """`error SH001 indivisible-dimension: <message>`."""
+    rule = ALL_RULES.get(diagnostic.code)
+    name = f" {rule.name}" if rule else ""
+    return f"{diagnostic.severity.value} {diagnostic.code}{name}: {diagnostic.message}"
+
+
+def _first_line(site: Site, text: _Text) -> str:
+    whole = global_type(site)
+    if whole is None:
+        spec = spec_text(site.spec) if site.spec is not None else "no spec"
+        return f"{text.code(spec)}  (the array's shape is not known here)"
+    per_device = per_device_type(site)
+    if per_device is not None:
+        return f"{text.code(whole)}  →  per device {text.code(per_device)}"
+    return f"{text.code(whole)}  →  {_outcome(site)}"
+
+
+def _mesh_origin(fact: MeshFact) -> str:
+    return fact.source + (f"; {fact.selection}" if fact.selection else "")
+
+
+def _unknowns(site: Site) -> str:
+    shape = site.shape or ()
+    return ", ".join(dim_text(shape[i]) for i in site.symbolic_dims if i < len(shape))
+
+
+def _dtype(site: Site) -> str:
+    return site.dtype.name if site.dtype is not None else "?"
+
+
+@dataclass(frozen=True)
+class _Text:
+    """The few ways plain text and Markdown differ: code spans, labels, lists and blocks."""
+
+    markdown: bool
+
+    def code(self, text: str) -> str:
+        return f"`{text}`" if self.markdown else text
+
+    def field(self, label: str, value: str) -> str:
+        return f"**{label}**: {value}" if self.markdown else f"{label}: {value}"
+
+    def section(self, label: str, items: Sequence[str]) -> list[str]:
+        if not items:
+            return []
+        bullet = "- " if self.markdown else "  "
+        return [f"**{label}**:" if self.markdown else f"{label}:", *(bullet + item for item in items)]
+
+    def block(self, lines: Sequence[str]) -> list[str]:
+        return ["```text", *lines, "```"] if self.markdown else list(lines)
