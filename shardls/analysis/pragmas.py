@@ -3,9 +3,13 @@ carries about its device count (`XLA_FLAGS=--xla_force_host_platform_device_coun
 
 from __future__ import annotations
 
+import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
+from shardls.analysis.source import ParsedSource
 from shardls.core import Mesh
 from shardls.meshtext import parse_mesh_text
 
@@ -34,7 +38,8 @@ class Pragmas:
         return codes is not None and (codes is ALL_CODES or "*" in codes or code in codes)
 
 
-def read_pragmas(lines: tuple[str, ...]) -> Pragmas:
+def read_pragmas(source: ParsedSource) -> Pragmas:
+    lines = source.lines
     device_count = None
     device_hint = None
     mesh = None
@@ -50,7 +55,7 @@ def read_pragmas(lines: tuple[str, ...]) -> Pragmas:
         if "shardls" not in line:
             continue
         pragma = _PRAGMA.search(line)
-        if pragma is None:
+        if pragma is None or not _is_comment(source, number, pragma.start()):
             continue
         body = pragma.group("body").strip()
         if body == "ignore-file":
@@ -78,3 +83,35 @@ def read_pragmas(lines: tuple[str, ...]) -> Pragmas:
         else:
             errors.append((number, f"unknown shardls pragma {body!r}"))
     return Pragmas(device_count, device_hint, mesh, ignore_file, ignored, tuple(errors))
+
+
+def _is_comment(source: ParsedSource, line: int, column: int) -> bool:
+    """Whether the `#` at (line, column) starts a real comment, not text inside a string
+    (a docstring that mentions `# shardls: ignore-file` must not switch the analysis off)."""
+    for segment in source.segments:
+        if segment.first_line <= line < segment.first_line + len(segment.lines):
+            relative = line - segment.first_line + 1
+            for stmt in segment.body:
+                if stmt.lineno <= relative <= (stmt.end_lineno or stmt.lineno) and _in_multiline_string(
+                    stmt, relative
+                ):
+                    return False
+            break
+    text = source.lines[line]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                return token.start[1] == column
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return False
+
+
+def _in_multiline_string(stmt: ast.stmt, line: int) -> bool:
+    return any(
+        isinstance(node, (ast.Constant, ast.JoinedStr))
+        and node.lineno < line <= (node.end_lineno or node.lineno)
+        or isinstance(node, (ast.Constant, ast.JoinedStr))
+        and node.lineno == line < (node.end_lineno or line)
+        for node in ast.walk(stmt)
+    )

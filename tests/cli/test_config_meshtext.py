@@ -6,6 +6,7 @@ import pytest
 from cli_helpers import layout_json
 
 from shardls.analysis.pragmas import read_pragmas
+from shardls.analysis.source import SegmentParser
 from shardls.core import AxisType, Mesh
 from shardls.meshtext import mesh_from_table, parse_axis_types, parse_mesh_text, with_axis_types
 
@@ -62,9 +63,9 @@ def test_axis_types() -> None:
 
 @pytest.mark.parametrize("text", ["data=2:explicit,model=4", "data=2:explicit model=4"])
 def test_the_pragma_reads_the_same_syntax(text: str) -> None:
-    pragmas = read_pragmas((f"# shardls: mesh {text}",))
+    pragmas = read_pragmas(SegmentParser().parse(f"# shardls: mesh {text}"))
     assert pragmas.mesh == (parse_mesh_text(text), 0)
-    bad = read_pragmas(("# shardls: mesh data=two",))
+    bad = read_pragmas(SegmentParser().parse("# shardls: mesh data=two"))
     assert bad.errors == ((0, "the size of mesh axis 'data' must be an integer, got 'two'"),)
 
 
