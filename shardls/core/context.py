@@ -13,8 +13,10 @@ class UsageContext(enum.Enum):
     JIT = "jit"
     """`jax.jit(in_shardings=..., out_shardings=...)`."""
     WSC = "wsc"
-    """`with_sharding_constraint` inside `jit`: the only place uneven shards are padded."""
+    """`with_sharding_constraint` inside `jit`: where uneven shards on Auto axes are padded."""
     WSC_EAGER = "wsc_eager"
+    """`with_sharding_constraint` outside `jit`: uneven shards are an error, unless the spec has
+    `P.UNCONSTRAINED` (JAX then compiles the constraint itself, which pads as inside jit)."""
     SHARD_MAP = "shard_map"
     PARAM = "param"
     """Flax NNX eager sharding of a parameter."""

@@ -8,9 +8,9 @@ counts, problems) and leaves per-device blocks to `Layout.device_blocks()`, whic
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection
 import itertools
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from shardls.core.context import UsageContext
@@ -57,7 +57,7 @@ class Layout:
     @property
     def num_distinct_shards(self) -> int:
         """Distinct blocks; dimensions of size 0 give identical (empty) blocks on every device."""
-        return math.prod(f for f, n in zip(self.dim_factors, self.global_shape) if n > 0)
+        return math.prod(f for f, n in zip(self.dim_factors, self.global_shape, strict=True) if n > 0)
 
     @property
     def copies(self) -> int:
@@ -84,7 +84,7 @@ class Layout:
     def jax_type(self) -> str:
         """JAX's sharding-in-types notation, e.g. `bfloat16[4096@(data,model),512]`."""
         dims = []
-        for n, axes in zip(self.global_shape, self.dim_axes):
+        for n, axes in zip(self.global_shape, self.dim_axes, strict=True):
             if not axes:
                 dims.append(str(n))
             elif len(axes) == 1:
@@ -100,18 +100,26 @@ class Layout:
         return f"{self.dtype.name}[{','.join(map(str, self.shard_shape))}]"
 
     def device_blocks(self) -> list[DeviceBlock]:
-        """One block per mesh coordinate, in row-major mesh order (the order of `mesh.devices.flat`)."""
+        """One block per mesh coordinate, in row-major mesh order (the order of `mesh.devices.flat`).
+
+        `replica_id` is JAX's `Shard.replica_id`: the row-major index of the device over the mesh
+        axes that do not split a non-empty dimension, so it runs from 0 to `copies - 1`.
+        """
         mesh = self.mesh
         position = {name: i for i, name in enumerate(mesh.axis_names)}
-        used = {axis for axes in self.dim_axes for axis in axes}
+        # JAX numbers replicas by counting devices (in mesh order) that hold an identical index, so
+        # an axis that only splits a zero-size dimension (every block (0, 0)) counts as unused.
+        used = {axis for axes, n in zip(self.dim_axes, self.global_shape, strict=True) if n for axis in axes}
         unused = [i for i, name in enumerate(mesh.axis_names) if name not in used]
         block_sizes = [
-            -(-n // f) if f > 1 else n for n, f in zip(self.global_shape, self.dim_factors)
+            -(-n // f) if f > 1 else n for n, f in zip(self.global_shape, self.dim_factors, strict=True)
         ]
         blocks = []
         for flat, coords in enumerate(itertools.product(*(range(s) for s in mesh.axis_sizes))):
             index: list[tuple[int, int] | None] = []
-            for n, f, axes, size in zip(self.global_shape, self.dim_factors, self.dim_axes, block_sizes):
+            for n, f, axes, size in zip(
+                self.global_shape, self.dim_factors, self.dim_axes, block_sizes, strict=True
+            ):
                 if f == 1:
                     index.append(None)
                     continue
@@ -141,36 +149,65 @@ def compute_layout(
     sizes = mesh.sizes_by_name
     rank = len(global_shape)
     problems: list[Problem] = []
-    if len(sizes) != len(mesh.axis_names) or not mesh.is_resolved or len(mesh.axis_sizes) != len(sizes):
+    if (
+        len(sizes) != len(mesh.axis_names)
+        or len(mesh.axis_sizes) != len(sizes)
+        or len(mesh.axis_types) != len(mesh.axis_names)
+        or not mesh.is_resolved
+    ):
         problems.extend(resolve_mesh(mesh, None)[1] or _unresolved_mesh(mesh))
     _check_construction(mesh, spec, problems)
     _check_context(mesh, spec, context, problems)
-    _check_rank(mesh, spec, rank, context, problems)
+    rank_problems: list[Problem] = []
+    _check_rank(mesh, spec, rank, context, rank_problems)
 
     dim_axes: list[tuple[str, ...]] = []
     dim_factors: list[int] = []
     for entry in spec.padded(rank):
-        axes = tuple(a for a in entry_axes(entry) if a is not None and a in sizes)
+        axes = tuple(a for a in entry_axes(entry) if isinstance(a, str) and a in sizes)
         dim_axes.append(axes)
         factor = 1
         for axis in axes:
-            factor *= sizes[axis]
+            factor *= max(sizes[axis], 1)  # a malformed mesh (size < 1) has its own problem
         dim_factors.append(factor)
 
+    # Uneven shards are padded where the constraint is compiled: inside jit, and outside jit when
+    # the spec has P.UNCONSTRAINED (then JAX applies the constraint primitive, not a jit with
+    # out_shardings, which would raise IndivisibleError).
+    pads = context is UsageContext.WSC or (
+        context is UsageContext.WSC_EAGER and UNCONSTRAINED in spec.entries
+    )
     padded = False
     shard: list[int] = []
-    for dim, (n, factor) in enumerate(zip(global_shape, dim_factors)):
+    # Per indivisible dimension: its problem, and whether its Explicit axes alone fail to divide it.
+    divisibility: list[tuple[Problem, bool]] = []
+    for dim, (n, factor) in enumerate(zip(global_shape, dim_factors, strict=True)):
         quotient, remainder = divmod(n, factor)
         if remainder:
-            if context is UsageContext.WSC and all(
-                mesh.types_by_name[a] is AxisType.AUTO for a in dim_axes[dim]
-            ):
+            if pads and all(mesh.types_by_name.get(a) is AxisType.AUTO for a in dim_axes[dim]):
                 padded = True
                 quotient += 1
-                problems.append(_padded(mesh, spec, global_shape, dim, dim_axes[dim], factor))
+                divisibility.append((_padded(mesh, global_shape, dim, dim_axes[dim], factor, context), False))
             else:
-                problems.append(_indivisible(mesh, global_shape, dim, dim_axes, factor))
+                explicit = math.prod(
+                    max(sizes[a], 1) for a in dim_axes[dim] if mesh.types_by_name.get(a) is AxisType.EXPLICIT
+                )
+                divisibility.append(
+                    (_indivisible(mesh, global_shape, dim, dim_axes, factor), n % explicit != 0)
+                )
         shard.append(quotient)
+
+    if context is UsageContext.DEVICE_PUT and rank_problems and _extra_entries_typed_away(mesh, spec, rank):
+        # device_put first gives the value its type: that drops the spec's Auto axes and the
+        # trailing Nones this leaves, then checks divisibility by the Explicit axes, and only then
+        # the rank (jax._src.core.get_sharding, before pjit_check_aval_sharding).
+        problems += [p for p, typed in divisibility if typed]
+        problems += rank_problems
+        problems += [p for p, typed in divisibility if not typed]
+    else:
+        problems += rank_problems
+        problems += _constraint_axis_problems(mesh, spec, context)
+        problems += [p for p, _ in divisibility]
 
     valid = not any(p.severity is Severity.ERROR for p in problems)
     return Layout(
@@ -202,40 +239,54 @@ def _check_construction(mesh: Mesh, spec: PartitionSpec, problems: list[Problem]
     """What `P(...)` and `NamedSharding(...)` reject before any shape is known, in JAX's order."""
     sizes = mesh.sizes_by_name
     used = spec.used_axes()
-    overlap = (spec.unreduced | spec.reduced) & set(a for a in used if a is not None)
-    for axis in sorted(overlap):
+    # `P(...)` itself rejects an axis that is both unreduced and reduced, then one that is both a
+    # partition and unreduced/reduced.
+    for name in sorted(spec.unreduced & spec.reduced):
         problems.append(
             Problem(
                 "SH010",
                 Severity.ERROR,
-                f"mesh axis {axis!r} is both a partition of {spec.display()} and unreduced/reduced",
-                {"axis": axis},
+                f"mesh axis {name!r} is both unreduced and reduced in {spec.display()}",
+                {"axis": name},
             )
         )
+    overlap = (spec.unreduced | spec.reduced) & {a for a in used if isinstance(a, str)}
+    for name in sorted(overlap):
+        problems.append(
+            Problem(
+                "SH010",
+                Severity.ERROR,
+                f"mesh axis {name!r} is both a partition of {spec.display()} and unreduced/reduced",
+                {"axis": name},
+            )
+        )
+    # JAX counts every item of every non-None entry, so a None (or P.UNCONSTRAINED) written twice
+    # inside tuples is a duplicate too, and duplicates are reported before unknown names.
     seen: set[AxisItem] = set()
     reported: set[AxisItem] = set()
     for axis in used:
-        if axis in seen and axis not in reported and axis is not None:
+        if axis in seen and axis not in reported:
             reported.add(axis)
+            what = f"mesh axis {axis!r}" if isinstance(axis, str) else f"{_item_text(axis)} (inside tuples)"
             problems.append(
                 Problem(
                     "SH004",
                     Severity.ERROR,
-                    f"mesh axis {axis!r} is used more than once in {spec.display()}; "
+                    f"{what} is used more than once in {spec.display()}; "
                     "each mesh axis can split at most one dimension",
-                    {"axis": axis},
+                    {"axis": axis if isinstance(axis, str) else None},
                 )
             )
         seen.add(axis)
     for axis in dict.fromkeys(used):
-        if axis is None:
+        if not isinstance(axis, str):
             problems.append(
                 Problem(
                     "SH005",
                     Severity.ERROR,
-                    f"None inside a tuple entry of {spec.display()} is not a mesh axis; "
-                    "leave it out (or write None as the whole entry)",
-                    {"axis": None},
+                    f"{_item_text(axis)} inside a tuple entry of {spec.display()} is not a mesh axis; "
+                    "leave it out (or write it as the whole entry)",
+                    {"axis": None, "suggestion": None},
                 )
             )
         elif axis not in sizes:
@@ -271,6 +322,10 @@ def _check_construction(mesh: Mesh, spec: PartitionSpec, problems: list[Problem]
                         {"axis": axis},
                     )
                 )
+
+
+def _item_text(item: object) -> str:
+    return "P.UNCONSTRAINED" if item is UNCONSTRAINED else repr(item)
 
 
 def _unknown_axis(mesh: Mesh, spec: PartitionSpec, axis: str) -> Problem:
@@ -315,22 +370,24 @@ def _check_context(mesh: Mesh, spec: PartitionSpec, context: UsageContext, probl
                     )
                 )
     if context is UsageContext.PARAM and len(set(mesh.axis_types)) > 1:
+        mixed = ", ".join(f"{n}: {t.value}" for n, t in zip(mesh.axis_names, mesh.axis_types, strict=False))
         problems.append(
             Problem(
                 "SH012",
                 Severity.ERROR,
                 "Flax shards parameters only on meshes whose axes are all Auto or all Explicit; "
-                f"this mesh mixes {', '.join(f'{n}: {t.value}' for n, t in zip(mesh.axis_names, mesh.axis_types))}",
+                f"this mesh mixes {mixed}",
                 {},
             )
         )
-    if context is UsageContext.WSC and mesh.axis_types and all(t is AxisType.EXPLICIT for t in mesh.axis_types):
+    if context in (UsageContext.WSC, UsageContext.WSC_EAGER) and _all_explicit(mesh):
         problems.append(
             Problem(
                 "SH013",
                 Severity.WARNING,
-                "with_sharding_constraint only asserts on a mesh whose axes are all Explicit "
-                "(an AssertionError if the array is sharded differently); use jax.sharding.reshard",
+                "with_sharding_constraint on a mesh whose axes are all Explicit only asserts under "
+                "jax.set_mesh (an AssertionError if the array is sharded differently), and outside "
+                "it a spec that names an axis is a ValueError; use jax.sharding.reshard",
                 {},
             )
         )
@@ -339,6 +396,8 @@ def _check_context(mesh: Mesh, spec: PartitionSpec, context: UsageContext, probl
 def _check_rank(
     mesh: Mesh, spec: PartitionSpec, rank: int, context: UsageContext, problems: list[Problem]
 ) -> None:
+    """A spec longer than the rank: an error everywhere but `shard_shape`, which tolerates extra
+    entries that shard nothing (None, or only size-1 axes) and raises IndexError otherwise."""
     if len(spec.entries) <= rank:
         return
     extra = spec.entries[rank:]
@@ -358,7 +417,8 @@ def _check_rank(
             Problem(
                 "SH003",
                 severity,
-                f"{spec.display()} on a scalar: a scalar has no dimension to leave unsharded; write P(){tolerated}",
+                f"{spec.display()} on a scalar: a scalar has no dimension to leave unsharded; "
+                f"write P(){tolerated}",
                 data,
             )
         )
@@ -371,6 +431,39 @@ def _check_rank(
             data,
         )
     )
+
+
+def _extra_entries_typed_away(mesh: Mesh, spec: PartitionSpec, rank: int) -> bool:
+    """Whether every entry past `rank` names no Explicit axis, so device_put's typing trims it."""
+    return not any(
+        mesh.types_by_name.get(axis) is AxisType.EXPLICIT
+        for entry in spec.entries[rank:]
+        for axis in entry_axes(entry)
+        if isinstance(axis, str)
+    )
+
+
+def _constraint_axis_problems(mesh: Mesh, spec: PartitionSpec, context: UsageContext) -> list[Problem]:
+    """`with_sharding_constraint` names only Auto axes, unless every axis is Explicit (then SH013)."""
+    if context not in (UsageContext.WSC, UsageContext.WSC_EAGER) or _all_explicit(mesh):
+        return []
+    problems = []
+    for axis in dict.fromkeys(spec.used_axes()):
+        if isinstance(axis, str) and mesh.types_by_name.get(axis, AxisType.AUTO) is not AxisType.AUTO:
+            problems.append(
+                Problem(
+                    "SH014",
+                    Severity.ERROR,
+                    f"with_sharding_constraint can only name Auto axes, but {axis!r} is "
+                    f"{mesh.types_by_name[axis].value}; use jax.sharding.reshard for Explicit axes",
+                    {"axis": axis},
+                )
+            )
+    return problems
+
+
+def _all_explicit(mesh: Mesh) -> bool:
+    return bool(mesh.axis_types) and all(t is AxisType.EXPLICIT for t in mesh.axis_types)
 
 
 def _dims_text(global_shape: tuple[int, ...]) -> str:
@@ -416,20 +509,25 @@ def _indivisible(
 
 def _padded(
     mesh: Mesh,
-    spec: PartitionSpec,
     global_shape: tuple[int, ...],
     dim: int,
     axes: tuple[str, ...],
     factor: int,
+    context: UsageContext,
 ) -> Problem:
     n = global_shape[dim]
     block = -(-n // factor)
+    where, result = (
+        ("inside jit", "the jit output")
+        if context is UsageContext.WSC
+        else ("in the compiled constraint (the spec has P.UNCONSTRAINED)", "the result")
+    )
     return Problem(
         "SH007",
         Severity.WARNING,
         f"dimension {dim} of {_dims_text(global_shape)} has size {n}, which {_axes_text(mesh, axes)} "
-        f"does not divide; inside jit XLA pads every shard to {block} ({block * factor - n} padding "
-        f"elements in all), and the jit output may come back replicated",
+        f"does not divide; {where} XLA pads every shard to {block} ({block * factor - n} padding "
+        f"elements in all), and {result} may come back replicated",
         {"dim": dim, "size": n, "factor": factor, "axes": list(axes), "padded_block": block},
     )
 
@@ -444,4 +542,3 @@ def dividing_axis_choices(mesh: Mesh, n: int, exclude: Collection[str] = ()) -> 
     choices += list(itertools.combinations(free, 2))
     fitting = [c for c in choices if n % math.prod(mesh.sizes_by_name[a] for a in c) == 0]
     return sorted(fitting, key=lambda c: -math.prod(mesh.sizes_by_name[a] for a in c))
-

@@ -57,8 +57,8 @@ class Mesh:
         if not self.axis_types:
             default = (self.constructor or MeshConstructor.MESH).default_axis_type
             object.__setattr__(self, "axis_types", (default,) * len(self.axis_names))
-        object.__setattr__(self, "sizes_by_name", dict(zip(self.axis_names, self.axis_sizes)))
-        object.__setattr__(self, "types_by_name", dict(zip(self.axis_names, self.axis_types)))
+        object.__setattr__(self, "sizes_by_name", dict(zip(self.axis_names, self.axis_sizes, strict=False)))
+        object.__setattr__(self, "types_by_name", dict(zip(self.axis_names, self.axis_types, strict=False)))
 
     @classmethod
     def of(cls, axes: dict[str, int], axis_type: AxisType = AxisType.AUTO) -> Mesh:
@@ -82,7 +82,9 @@ class Mesh:
 
     def describe(self) -> str:
         """`data=2, model=4` - the way users write a mesh on the command line."""
-        return ", ".join(f"{name}={size}" for name, size in zip(self.axis_names, self.axis_sizes))
+        return ", ".join(
+            f"{name}={size}" for name, size in zip(self.axis_names, self.axis_sizes, strict=False)
+        )
 
 
 def resolve_mesh(mesh: Mesh, device_count: int | None) -> tuple[Mesh, list[Problem]]:
@@ -159,7 +161,7 @@ def _structure_problems(mesh: Mesh) -> list[Problem]:
                 )
             )
         seen.add(name)
-    for name, size in zip(mesh.axis_names, mesh.axis_sizes):
+    for name, size in zip(mesh.axis_names, mesh.axis_sizes, strict=False):
         if size != FILL and size < 1:
             problems.append(
                 Problem(

@@ -20,27 +20,118 @@ class Rule:
 
 
 _RULES = (
-    Rule("SH001", "indivisible-dimension", "A sharded dimension is not divisible by its mesh axes.", Severity.ERROR),
-    Rule("SH002", "spec-longer-than-rank", "The PartitionSpec has more entries than the array has dimensions.", Severity.ERROR),
+    Rule(
+        "SH001",
+        "indivisible-dimension",
+        "A sharded dimension is not divisible by its mesh axes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH002",
+        "spec-longer-than-rank",
+        "The PartitionSpec has more entries than the array has dimensions.",
+        Severity.ERROR,
+    ),
     Rule("SH003", "scalar-needs-empty-spec", "`P(None)` on a scalar; scalars take `P()`.", Severity.ERROR),
-    Rule("SH004", "duplicate-spec-axis", "A mesh axis is used more than once in one PartitionSpec.", Severity.ERROR),
-    Rule("SH005", "unknown-mesh-axis", "A PartitionSpec names an axis the mesh does not have.", Severity.ERROR),
-    Rule("SH006", "unconstrained-without-auto-axis", "`P.UNCONSTRAINED` on a mesh with no Auto axis.", Severity.ERROR),
-    Rule("SH007", "uneven-shard-padded", "An indivisible dimension in `with_sharding_constraint` inside `jit`: XLA pads every shard.", Severity.WARNING),
-    Rule("SH008", "unconstrained-outside-constraint", "`P.UNCONSTRAINED` where only a concrete sharding is accepted (jit, device_put, shard_map, reshard, params).", Severity.ERROR),
-    Rule("SH009", "invalid-unreduced-axis", "An unreduced/reduced axis that is unknown or not Explicit.", Severity.ERROR),
-    Rule("SH010", "unreduced-overlaps-partitions", "An axis is both a partition and unreduced/reduced.", Severity.ERROR),
-    Rule("SH011", "reshard-on-auto-axis", "`reshard`/`out_sharding=` with a spec naming an Auto or Manual axis.", Severity.ERROR),
-    Rule("SH012", "mixed-axis-types-for-params", "Flax eager sharding on a mesh that mixes Auto and Explicit axes.", Severity.ERROR),
-    Rule("SH013", "constraint-on-explicit-mesh", "`with_sharding_constraint` on an all-Explicit mesh only asserts.", Severity.WARNING),
+    Rule(
+        "SH004",
+        "duplicate-spec-axis",
+        "A mesh axis is used more than once in one PartitionSpec.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH005", "unknown-mesh-axis", "A PartitionSpec names an axis the mesh does not have.", Severity.ERROR
+    ),
+    Rule(
+        "SH006",
+        "unconstrained-without-auto-axis",
+        "`P.UNCONSTRAINED` on a mesh with no Auto axis.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH007",
+        "uneven-shard-padded",
+        "An indivisible dimension in `with_sharding_constraint` inside `jit`: XLA pads every shard.",
+        Severity.WARNING,
+    ),
+    Rule(
+        "SH008",
+        "unconstrained-outside-constraint",
+        "`P.UNCONSTRAINED` where only a concrete sharding is accepted "
+        "(jit, device_put, shard_map, reshard, params).",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH009",
+        "invalid-unreduced-axis",
+        "An unreduced/reduced axis that is unknown or not Explicit.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH010",
+        "unreduced-overlaps-partitions",
+        "An axis is both a partition and unreduced/reduced, or both unreduced and reduced.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH011",
+        "reshard-on-auto-axis",
+        "`reshard`/`out_sharding=` with a spec naming an Auto or Manual axis.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH012",
+        "mixed-axis-types-for-params",
+        "Flax eager sharding on a mesh that mixes Auto and Explicit axes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH013",
+        "constraint-on-explicit-mesh",
+        "`with_sharding_constraint` on an all-Explicit mesh only asserts.",
+        Severity.WARNING,
+    ),
+    Rule(
+        "SH014",
+        "constraint-on-explicit-axis",
+        "`with_sharding_constraint` naming an Explicit axis of a mesh that is not all Explicit.",
+        Severity.ERROR,
+    ),
     Rule("SH101", "duplicate-mesh-axis-name", "Two mesh axes share a name.", Severity.ERROR),
-    Rule("SH102", "mesh-names-sizes-mismatch", "The mesh has a different number of axis names and axis sizes.", Severity.ERROR),
-    Rule("SH103", "invalid-mesh-axis-size", "A mesh axis size is zero, negative or not an integer.", Severity.ERROR),
+    Rule(
+        "SH102",
+        "mesh-names-sizes-mismatch",
+        "The mesh has a different number of axis names and axis sizes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH103",
+        "invalid-mesh-axis-size",
+        "A mesh axis size is zero, negative or not an integer.",
+        Severity.ERROR,
+    ),
     Rule("SH104", "mesh-larger-than-devices", "The mesh needs more devices than there are.", Severity.ERROR),
-    Rule("SH105", "mesh-device-count-mismatch", "The mesh constructor needs exactly as many devices as the mesh has.", Severity.ERROR),
-    Rule("SH106", "mesh-fill-indivisible", "A `-1` mesh size cannot be filled: the device count does not divide.", Severity.ERROR),
-    Rule("SH107", "mesh-uses-device-subset", "`make_mesh` silently uses only the first devices.", Severity.INFO),
-    Rule("SH108", "axis-types-length-mismatch", "The number of axis types differs from the number of axis names.", Severity.ERROR),
+    Rule(
+        "SH105",
+        "mesh-device-count-mismatch",
+        "The mesh constructor needs exactly as many devices as the mesh has.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH106",
+        "mesh-fill-indivisible",
+        "A `-1` mesh size cannot be filled: the device count does not divide.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH107", "mesh-uses-device-subset", "`make_mesh` silently uses only the first devices.", Severity.INFO
+    ),
+    Rule(
+        "SH108",
+        "axis-types-length-mismatch",
+        "The number of axis types differs from the number of axis names.",
+        Severity.ERROR,
+    ),
     Rule("SH109", "mesh-several-fill-axes", "More than one mesh size is `-1`.", Severity.ERROR),
 )
 

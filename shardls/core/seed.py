@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 _COLUMN_SPEC = PartitionSpec.of(None, "model")
 
 
-def partition_spec_layout(num_devices: SupportsInt, kernel_in: SupportsInt, kernel_out: SupportsInt) -> np.ndarray:
+def partition_spec_layout(
+    num_devices: SupportsInt, kernel_in: SupportsInt, kernel_out: SupportsInt
+) -> np.ndarray:
     """Per-device shape `[kernel_in, kernel_out // num_devices]` of a column-sharded kernel, as floats.
 
     Inputs may be any int-like (numpy integers, `4.0`). Nothing is allocated and no device exists:
@@ -36,5 +38,7 @@ def partition_spec_layout(num_devices: SupportsInt, kernel_in: SupportsInt, kern
         raise ValueError(f"kernel dimensions must be non-negative, got ({rows}, {cols})")
     mesh = Mesh(("model",), (devices,), (AxisType.AUTO,))
     layout = compute_layout(mesh, _COLUMN_SPEC, (rows, cols), context=UsageContext.PARAM)
-    shard = layout.shard_shape or tuple(n // f for n, f in zip(layout.global_shape, layout.dim_factors))
+    shard = layout.shard_shape or tuple(
+        n // f for n, f in zip(layout.global_shape, layout.dim_factors, strict=True)
+    )
     return np.array(shard, dtype=np.float64)
