@@ -23,6 +23,9 @@ class UsageContext(enum.Enum):
     RESHARD = "reshard"
     """`jax.sharding.reshard` and `out_sharding=` (Explicit axes only)."""
 
+    # Members are singletons compared by identity; identity hashing keeps memo keys cheap.
+    __hash__ = object.__hash__
+
     @property
     def label(self) -> str:
         return _LABELS[self]

@@ -80,6 +80,9 @@ class DType:
     bits: int
     requested: str | None = None
 
+    def __hash__(self) -> int:
+        return hash(self.name) ^ self.bits
+
     def bytes_for(self, elements: int) -> int:
         """Bytes taken by `elements` packed values (sub-byte types round up to whole bytes)."""
         return -(-elements * self.bits // 8)

@@ -134,6 +134,14 @@ class Layout:
         return blocks
 
 
+_MEMO: dict[tuple[int, int, tuple[int, ...], int, UsageContext], Layout] = {}
+_MEMO_SIZE = 65_536
+_CHECKED_CONTEXTS = frozenset(
+    {UsageContext.WSC, UsageContext.WSC_EAGER, UsageContext.RESHARD, UsageContext.PARAM}
+)
+"""Contexts with rules of their own about axis types: they always take the full path."""
+
+
 def compute_layout(
     mesh: Mesh,
     spec: PartitionSpec,
@@ -144,8 +152,67 @@ def compute_layout(
     """Lay `global_shape` out on `mesh` by `spec` as JAX would in `context`, with every problem.
 
     The mesh must have its sizes resolved (see `resolve_mesh`); an unresolved or malformed mesh
-    yields its own problems and no shard shape.
+    yields its own problems and no shard shape. Results are memoized (layouts are immutable and
+    editors ask the same questions again on every keystroke), and the common case of a valid
+    layout takes a fast path that skips every check that cannot fail.
     """
+    # Keyed by identity: a hit needs no hashing or comparing of meshes and specs. An entry keeps
+    # its mesh, spec and dtype alive (the Layout refers to them), so their ids cannot be reused.
+    key = (id(mesh), id(spec), global_shape, id(dtype), context)
+    found = _MEMO.get(key)
+    if found is None:
+        found = _valid_layout(mesh, spec, global_shape, dtype, context) or _full_layout(
+            mesh, spec, global_shape, dtype, context
+        )
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return found
+
+
+def _valid_layout(
+    mesh: Mesh,
+    spec: PartitionSpec,
+    global_shape: tuple[int, ...],
+    dtype: DType,
+    context: UsageContext,
+) -> Layout | None:
+    """The layout when nothing can be wrong with it, else None (then `_full_layout` explains why)."""
+    if not (mesh.well_formed and spec.plain) or context in _CHECKED_CONTEXTS:
+        return None
+    names = spec.entry_names
+    if len(names) > len(global_shape):
+        return None
+    sizes = mesh.sizes_by_name
+    dim_axes: list[tuple[str, ...]] = []
+    factors: list[int] = []
+    shard: list[int] = []
+    for dim, n in enumerate(global_shape):
+        axes = names[dim] if dim < len(names) else ()
+        factor = 1
+        for axis in axes:
+            size = sizes.get(axis)
+            if size is None:
+                return None
+            factor *= size
+        quotient, remainder = divmod(n, factor)
+        if remainder:
+            return None
+        dim_axes.append(axes)
+        factors.append(factor)
+        shard.append(quotient)
+    return Layout(
+        mesh, spec, global_shape, dtype, context, tuple(dim_axes), tuple(factors), tuple(shard), False, ()
+    )
+
+
+def _full_layout(
+    mesh: Mesh,
+    spec: PartitionSpec,
+    global_shape: tuple[int, ...],
+    dtype: DType,
+    context: UsageContext,
+) -> Layout:
     sizes = mesh.sizes_by_name
     rank = len(global_shape)
     problems: list[Problem] = []

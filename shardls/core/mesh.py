@@ -52,13 +52,29 @@ class Mesh:
     device_ids: tuple[int, ...] | None = None
     sizes_by_name: dict[str, int] = field(init=False, repr=False, compare=False, hash=False)
     types_by_name: dict[str, AxisType] = field(init=False, repr=False, compare=False, hash=False)
+    well_formed: bool = field(init=False, repr=False, compare=False, hash=False)
+    """Unique names, one size and one type per name, every size resolved: the calculator's fast path."""
+    mixed_types: bool = field(init=False, repr=False, compare=False, hash=False)
+    _hash: int = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if not self.axis_types:
             default = (self.constructor or MeshConstructor.MESH).default_axis_type
             object.__setattr__(self, "axis_types", (default,) * len(self.axis_names))
-        object.__setattr__(self, "sizes_by_name", dict(zip(self.axis_names, self.axis_sizes, strict=False)))
+        sizes = dict(zip(self.axis_names, self.axis_sizes, strict=False))
+        object.__setattr__(self, "sizes_by_name", sizes)
         object.__setattr__(self, "types_by_name", dict(zip(self.axis_names, self.axis_types, strict=False)))
+        well_formed = len(sizes) == len(self.axis_names) == len(self.axis_sizes) == len(
+            self.axis_types
+        ) and all(size >= 1 for size in self.axis_sizes)
+        object.__setattr__(self, "well_formed", well_formed)
+        object.__setattr__(self, "mixed_types", len(set(self.axis_types)) > 1)
+        key = (self.axis_names, self.axis_sizes, self.axis_types, self.constructor, self.device_ids)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:
+        """Hashed once: meshes key the calculator's memo, and hashing enums field by field is slow."""
+        return self._hash
 
     @classmethod
     def of(cls, axes: dict[str, int], axis_type: AxisType = AxisType.AUTO) -> Mesh:

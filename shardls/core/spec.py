@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class _Unconstrained(enum.Enum):
@@ -56,6 +56,28 @@ class PartitionSpec:
     unreduced: frozenset[str] = frozenset()
     reduced: frozenset[str] = frozenset()
     original: str | None = None
+    entry_names: tuple[tuple[str, ...], ...] = field(init=False, repr=False, compare=False, hash=False)
+    """Per entry, the axis names it splits over (for the calculator's fast path)."""
+    plain: bool = field(init=False, repr=False, compare=False, hash=False)
+    """No repeated axis, no None inside a tuple, no UNCONSTRAINED, no unreduced/reduced axes."""
+    _hash: int = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        names = tuple(tuple(a for a in entry_axes(e) if isinstance(a, str)) for e in self.entries)
+        object.__setattr__(self, "entry_names", names)
+        flat = [a for entry in names for a in entry]
+        plain = (
+            not self.unreduced
+            and not self.reduced
+            and len(flat) == len(set(flat))
+            and sum(len(entry_axes(e)) for e in self.entries) == len(flat)
+            and UNCONSTRAINED not in self.entries
+        )
+        object.__setattr__(self, "plain", plain)
+        object.__setattr__(self, "_hash", hash((self.entries, self.unreduced, self.reduced, self.original)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @classmethod
     def of(
