@@ -413,7 +413,6 @@ def _check_context(mesh: Mesh, spec: PartitionSpec, context: UsageContext, probl
         UsageContext.JIT,
         UsageContext.SHARD_MAP,
         UsageContext.RESHARD,
-        UsageContext.PARAM,
     ):
         how = "fails with KeyError: UNCONSTRAINED" if context is UsageContext.DEVICE_PUT else "rejects it"
         problems.append(

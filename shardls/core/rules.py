@@ -58,7 +58,7 @@ _RULES = (
         "SH008",
         "unconstrained-outside-constraint",
         "`P.UNCONSTRAINED` where only a concrete sharding is accepted "
-        "(jit, device_put, shard_map, reshard, params).",
+        "(jit, device_put, shard_map, reshard). Flax parameters on Auto meshes accept it.",
         Severity.ERROR,
     ),
     Rule(

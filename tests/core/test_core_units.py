@@ -440,12 +440,12 @@ def test_unconstrained_outside_constraints() -> None:
         UsageContext.JIT,
         UsageContext.SHARD_MAP,
         UsageContext.RESHARD,
-        UsageContext.PARAM,
     ):
         layout = compute_layout(DM, spec(UNCONSTRAINED, "model"), (16, 32), context=context)
         assert codes(layout)[0] == "SH008", context
     assert "KeyError" in compute_layout(DM, spec(UNCONSTRAINED), (16,)).problems[0].message
-    for context in (UsageContext.SHARD_SHAPE, UsageContext.WSC, UsageContext.WSC_EAGER):
+    # Flax shards parameters on an all-Auto mesh with with_sharding_constraint, which accepts it.
+    for context in (UsageContext.SHARD_SHAPE, UsageContext.WSC, UsageContext.WSC_EAGER, UsageContext.PARAM):
         layout = compute_layout(DM, spec(UNCONSTRAINED, "model"), (16, 32), context=context)
         assert layout.problems == () and layout.shard_shape == (16, 8)
     needs_auto = compute_layout(EXPLICIT, spec(UNCONSTRAINED), (16,), context=UsageContext.WSC)
