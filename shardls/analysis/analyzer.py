@@ -26,7 +26,7 @@ from shardls.analysis.source import Segment
 from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace
-from shardls.core import FLOAT32, Severity
+from shardls.core import Severity, parse_dtype
 
 _TRIGGER = re.compile(
     r"Mesh|mesh|PartitionSpec|\bPS?\(|Sharding|device_put|sharding|reshard|shard_map|with_partitioning|"
@@ -83,12 +83,17 @@ class Analyzer:
 
     def _analyze(self, path: str, text: str, settings: Settings) -> FileAnalysis:
         module = self.workspace.module(path, text)
-        pragmas = read_pragmas(module.source.lines)
+        pragmas = read_pragmas(module.source)
         device_count = _device_count(pragmas, settings)
         if pragmas.ignore_file:
             return FileAnalysis(path, (), (), (), device_count, tuple(module.source.errors))
         assumed_origin = Origin(f"{device_count.source}", assumed=device_count.assumed)
-        environment = Environment(Const(device_count.count, origin=assumed_origin), settings.dtype or FLOAT32)
+        default_dtype = settings.dtype or parse_dtype(
+            "float64" if settings.x64 else "float32", x64=settings.x64
+        )
+        environment = Environment(
+            Const(device_count.count, origin=assumed_origin), default_dtype, settings.x64
+        )
         library = Library(environment)
         evaluator = Evaluator(self.workspace, library)
         builder = SiteBuilder(
@@ -99,7 +104,7 @@ class Analyzer:
             device_count.source if device_count.assumed else None,
             _fallback_mesh(pragmas, settings),
             [],
-            settings.dtype or FLOAT32,
+            default_dtype,
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
         mesh_segments = [seg for seg in module.source.segments if _MESH_TEXT.search(seg.text)]

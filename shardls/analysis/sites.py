@@ -95,7 +95,8 @@ class SiteBuilder:
         known = self.meshes.get(id(value))
         if known is not None:
             return known
-        resolved, problems = resolve_mesh(value.mesh, self.device_count)
+        resolved, problems = resolve_mesh(value.mesh, value.device_count or self.device_count)
+        problems = list(value.problems) + problems
         assumptions = list(value.assumptions)
         if FILL in value.mesh.axis_sizes and resolved.is_resolved:
             filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
@@ -184,8 +185,12 @@ class SiteBuilder:
         rule_chain: tuple[str, ...] = (),
         assumptions: Iterable[str] = (),
         spec_span: Span | None = None,
+        superseded: Callable[[Problem], bool] | None = None,
     ) -> Site | None:
-        """Record a site and report the core's problems; returns the site (None if a duplicate)."""
+        """Record a site and report the core's problems; returns the site (None if a duplicate).
+
+        `superseded` marks core problems the caller has already reported in a more specific way
+        (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice."""
         spec_span = spec_span or spec.span or span
         notes = list(assumptions)
         if visit.context.call_site:
@@ -211,7 +216,12 @@ class SiteBuilder:
                     layout = compute_layout(
                         mesh.mesh, spec.spec, concrete, dtype or self.default_dtype, usage
                     )
-                    problems = [p for p in layout.problems if not _symbolic_problem(p, symbolic)]
+                    # Mesh problems (SH1xx) are reported once, at the mesh.
+                    problems = [
+                        p
+                        for p in layout.problems
+                        if not _symbolic_problem(p, symbolic) and not p.code.startswith("SH1")
+                    ]
                 else:
                     problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
                 related = (
@@ -224,6 +234,8 @@ class SiteBuilder:
                     else ()
                 )
                 for problem in problems:
+                    if superseded is not None and superseded(problem):
+                        continue
                     self.report(
                         _problem_span(problem, spec, spec_span, span),
                         problem,

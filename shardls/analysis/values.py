@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shardls.analysis.facts import Span
-from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec
+from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec, Problem
 
 if TYPE_CHECKING:
     from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
@@ -140,6 +140,7 @@ class DevicesV(Value):
     shape: tuple[int, ...] | None = None
     made_by: MeshConstructor = MeshConstructor.MESH
     """`create_device_mesh` and `reshape` check the device count differently from a plain list."""
+    problems: tuple[Problem, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,6 +150,10 @@ class MeshV(Value):
     path: str | None = None
     assumptions: tuple[str, ...] = ()
     provenance: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    """What the constructor call itself gets wrong (a literal -1, a float size)."""
+    device_count: int | None = None
+    """The devices the constructor was given (`jax.devices()[:4]`), when not all of them."""
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ class Environment:
 
     device_count: Const
     default_dtype: DType
+    x64: bool = False
+    """`jax_enable_x64`: 64-bit dtypes stay 64-bit instead of being narrowed."""
 
 
 _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (

@@ -21,13 +21,13 @@ from shardls.analysis.values import (
 )
 from shardls.core import DType, parse_dtype
 
-_FLOAT64 = parse_dtype("float64")
 _INT32 = parse_dtype("int32")
 
 
 def _default_dtype(call: CallArgs) -> DType:
+    """numpy defaults to float64, which JAX narrows to float32 unless x64 is enabled."""
     if call.qualname.startswith("numpy."):
-        return _FLOAT64
+        return parse_dtype("float64", x64=call.library.environment.x64)
     return call.library.environment.default_dtype
 
 
@@ -35,7 +35,8 @@ def _array(
     call: CallArgs, shape: Value | None, dtype_value: Value | None, default: DType | None = None
 ) -> Value:
     dims = shape_of(shape)
-    dtype = dtype_of(dtype_value) if dtype_value is not None else (default or _default_dtype(call))
+    x64 = call.library.environment.x64
+    dtype = dtype_of(dtype_value, x64) if dtype_value is not None else (default or _default_dtype(call))
     sharding = sharding_of(call.get(None, "out_sharding", "device", "sharding"))
     return ArrayV(dims, dtype, sharding)
 

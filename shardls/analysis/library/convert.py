@@ -54,15 +54,16 @@ def dtype_of(value: Value | None, x64: bool = False) -> DType | None:
         return None
 
 
-def axis_types_of(value: Value | None, count: int) -> tuple[AxisType, ...] | None:
+def axis_types_of(value: Value | None) -> tuple[AxisType, ...] | None:
     """`AxisType.Explicit`, `(AxisType.Auto,) * 2`; None when absent or unreadable."""
     if value is None:
         return None
     if isinstance(value, Ref):
+        # A bare AxisType is one type: JAX rejects it for a mesh of several axes (SH108).
         kind = _AXIS_TYPES.get(value.qualname.rsplit(".", 1)[-1])
-        return (kind,) * count if kind is not None else None
+        return (kind,) if kind is not None else None
     if isinstance(value, Seq):
-        kinds = [axis_types_of(item, 1) for item in value.items]
+        kinds = [axis_types_of(item) for item in value.items]
         if all(k is not None for k in kinds):
             return tuple(k[0] for k in kinds if k is not None)
     return None

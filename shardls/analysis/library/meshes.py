@@ -18,7 +18,7 @@ from shardls.analysis.values import (
     as_int,
     as_str,
 )
-from shardls.core import FILL, Mesh, MeshConstructor
+from shardls.core import FILL, Mesh, MeshConstructor, Problem, Severity
 
 _CONSTRUCTORS = {
     "jax.make_mesh": MeshConstructor.MAKE_MESH,
@@ -50,19 +50,20 @@ def _device_array(call: CallArgs) -> Value | None:
 
 @calls("jax.experimental.mesh_utils.create_device_mesh")
 def _create_device_mesh(call: CallArgs) -> Value | None:
-    shape = _sizes(call.get(0, "mesh_shape"))
+    problems: list[Problem] = []
+    shape = _sizes(call.get(0, "mesh_shape"), call.qualname, problems)
     if shape is None:
         return None
     devices = call.get(1, "devices")
     count = devices.count if isinstance(devices, DevicesV) else call.library.environment.device_count
-    return DevicesV(count, shape, MeshConstructor.CREATE_DEVICE_MESH)
+    return DevicesV(count, shape, MeshConstructor.CREATE_DEVICE_MESH, tuple(problems))
 
 
 @methods(DevicesV, "reshape")
 def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     assert isinstance(method.base, DevicesV)
     values = call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
-    shape = _sizes(Seq(values))
+    shape = _sizes(Seq(values), "reshape", [], fills=True)
     if shape is None:
         return None
     return DevicesV(method.base.count, shape, MeshConstructor.RESHAPE)
@@ -81,26 +82,32 @@ def _slice_devices(base: Value, index: Value | slice) -> Value | None:
 @calls(*_CONSTRUCTORS)
 def _mesh(call: CallArgs) -> Value | None:
     constructor = _CONSTRUCTORS[call.qualname]
+    names = _names(call.get(1, "axis_names"))
+    problems: list[Problem] = []
+    visible = None
     if constructor is MeshConstructor.MESH:
         devices = call.get(0, "devices")
-        names = _names(call.get(1, "axis_names"))
         if not isinstance(devices, DevicesV) or names is None:
             return None
-        sizes = devices.shape
-        if sizes is None:
-            count = as_int(devices.count)
-            sizes = (count,) if count is not None else (FILL,)
+        visible = as_int(devices.count)
+        sizes = devices.shape or ((visible,) if visible is not None else (FILL,))
         constructor = devices.made_by
+        problems.extend(devices.problems)
     else:
-        names = _names(call.get(1, "axis_names"))
-        sizes = _sizes(call.get(0, "axis_shapes", "axis_sizes", "shape"))
-        if names is None or sizes is None:
+        devices = call.get(None, "devices")
+        read = _sizes(call.get(0, "axis_shapes", "axis_sizes", "shape"), call.qualname, problems)
+        if names is None or read is None:
             return None
-    devices = call.get(0, "devices") if constructor is not MeshConstructor.MAKE_MESH else None
+        sizes = read
+        if isinstance(devices, DevicesV):
+            visible = as_int(devices.count)
     assumptions = _assumptions(call, sizes, devices)
-    axis_types = axis_types_of(call.get(2, "axis_types"), len(names))
+    axis_types = axis_types_of(call.get(2, "axis_types"))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
-    return MeshV(mesh, call.frame.span(call.node), call.frame.module.path, assumptions)
+    span = call.frame.span(call.node)
+    return MeshV(
+        mesh, span, call.frame.module.path, assumptions, problems=tuple(problems), device_count=visible
+    )
 
 
 def _assumptions(call: CallArgs, sizes: tuple[int, ...], devices: Value | None) -> tuple[str, ...]:
@@ -124,15 +131,43 @@ def _names(value: Value | None) -> tuple[str, ...] | None:
     return None
 
 
-def _sizes(value: Value | None) -> tuple[int, ...] | None:
-    """Mesh sizes; one unknown size becomes -1 (fill the remaining devices), as config meshes do."""
-    if not isinstance(value, Seq):
-        single = as_int(value) if value is not None else None
-        return (single,) if single is not None else None
-    sizes = [as_int(item) for item in value.items]
-    if sum(1 for s in sizes if s is None) > 1:
+def _sizes(
+    value: Value | None, qualname: str, problems: list[Problem], fills: bool = False
+) -> tuple[int, ...] | None:
+    """Mesh sizes as JAX reads them.
+
+    A size that cannot be known (a config value, a flag) becomes -1, filled from the device
+    count with an assumption, as config-driven meshes intend. A literal -1 is different: only
+    numpy's reshape fills it; `make_mesh`, `create_device_mesh` and `AbstractMesh` reject it.
+    Floats are truncated silently by JAX, which is worth a word.
+    """
+    items = value.items if isinstance(value, Seq) else (value,) if value is not None else None
+    if items is None:
         return None
-    return tuple(FILL if s is None else s for s in sizes)
+    sizes: list[int] = []
+    unknown = 0
+    where = qualname.rsplit(".", 1)[-1]
+    for item in items:
+        size = as_int(item)
+        if isinstance(item, Const) and isinstance(item.value, float):
+            size = int(item.value)
+            problems.append(
+                Problem("SH103", Severity.ERROR, f"{where} truncates the float size {item.value} to {size}")
+            )
+        if size == FILL and not fills:
+            problems.append(
+                Problem(
+                    "SH103",
+                    Severity.ERROR,
+                    f"{where} does not fill a -1 size (only numpy's reshape does); "
+                    "give the size, e.g. from jax.device_count()",
+                )
+            )
+        if size is None:
+            unknown += 1
+            size = FILL
+        sizes.append(size)
+    return tuple(sizes) if unknown <= 1 else None
 
 
 @attributes
