@@ -1,0 +1,81 @@
+"""The workspace's one Analyzer, run in one worker thread, and the latest result of each unit.
+
+One Analyzer, because its caches (parsed modules, per-segment results with what they read) are
+what make re-analysing after a keystroke cheap; one thread, because the Analyzer and its
+Workspace are not thread-safe. Everything that touches them, including the editor texts that
+override the disk for imports, goes through that thread in order, so an analysis always sees the
+texts sent before it. The event loop stays free to read messages meanwhile.
+
+A result is reused while the unit's version, the settings and the `generation` are the same;
+`generation` counts changes to any open document, because a unit's results may depend on the
+modules it imports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import FileAnalysis
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.server.units import Unit
+
+_Key = tuple[object, int, Settings]
+
+
+@dataclass(frozen=True)
+class Result:
+    unit: Unit
+    """The unit exactly as analysed (the editor may have moved on since)."""
+    analysis: FileAnalysis
+
+
+class Analyses:
+    def __init__(self, roots: list[Path]) -> None:
+        """`roots`: the workspace folders, where imports are resolved from."""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardls-analysis")
+        self._analyzer = Analyzer(Workspace(roots))
+        self._latest: dict[str, tuple[_Key, Result]] = {}
+        self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
+        self.generation = 0
+
+    def set_text(self, path: str, text: str | None) -> None:
+        """The editor's text of a file (None: closed, read it from disk again)."""
+        self._executor.submit(self._analyzer.workspace.set_text, path, text)
+        self.changed()
+
+    def changed(self) -> None:
+        """Something any result may depend on changed (a document, a file on disk)."""
+        self.generation += 1
+
+    def forget(self, uri: str) -> None:
+        self._latest.pop(uri, None)
+
+    async def result(self, unit: Unit, settings: Settings) -> Result:
+        """The analysis of this version of the unit: cached, already running, or started now."""
+        key: _Key = (unit.version, self.generation, settings)
+        latest = self._latest.get(unit.uri)
+        if latest is not None and latest[0] == key:
+            return latest[1]
+        future = self._pending.get((unit.uri, key))
+        if future is None:
+            future = asyncio.get_running_loop().run_in_executor(self._executor, self._analyze, unit, settings)
+            self._pending[(unit.uri, key)] = future
+            future.add_done_callback(lambda done: self._finished(unit.uri, key, done))
+        # Shielded: a newer edit cancels the request that waits, not the analysis others share.
+        return await asyncio.shield(future)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _finished(self, uri: str, key: _Key, future: asyncio.Future[Result]) -> None:
+        self._pending.pop((uri, key), None)
+        if not future.cancelled() and future.exception() is None:
+            self._latest[uri] = (key, future.result())
+
+    def _analyze(self, unit: Unit, settings: Settings) -> Result:
+        return Result(unit, self._analyzer.analyze(unit.path, unit.text, settings))

@@ -1,0 +1,140 @@
+"""Diagnostics, pulled (textDocument/diagnostic) by clients that support it, pushed
+(textDocument/publishDiagnostics) to the others.
+
+Pushing happens after a quiet moment: the edited unit first, then every other open unit, since
+it may import the edited file (the analyzer's per-segment cache makes re-checking those cheap).
+A document's diagnostics are only sent when they differ from what the client has. Pulling
+clients are asked to pull again (workspace/diagnostic/refresh) when another document or a
+setting changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from shardls.analysis.facts import Diagnostic
+from shardls.cli.output.sarif import RULE_DOCS
+from shardls.core import Severity
+from shardls.server.guard import background, handler
+from shardls.server.view import View
+
+if TYPE_CHECKING:
+    from shardls.server.server import ShardServer
+
+SOURCE = "shardls"
+_REFRESH = "workspace/diagnostic/refresh"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+}
+
+
+def rule_docs(code: str) -> str:
+    return f"{RULE_DOCS}{code}.md"
+
+
+def lsp_diagnostic(view: View, diagnostic: Diagnostic) -> types.Diagnostic:
+    """One diagnostic of the view's unit, with its rule's page and where its mesh is defined."""
+    location = view.location(diagnostic.span)
+    assert location is not None  # a span of the unit itself always has a place
+    related = [
+        types.DiagnosticRelatedInformation(place, item.message)
+        for item in diagnostic.related
+        if (place := view.location(item.span, item.path)) is not None
+    ]
+    return types.Diagnostic(
+        location.range,
+        diagnostic.message,
+        severity=_SEVERITY[diagnostic.severity],
+        code=diagnostic.code,
+        code_description=types.CodeDescription(rule_docs(diagnostic.code)),
+        source=SOURCE,
+        related_information=related or None,
+        tags=[types.DiagnosticTag.Deprecated] if diagnostic.deprecated else None,
+    )
+
+
+def document_diagnostics(view: View) -> list[types.Diagnostic]:
+    """The diagnostics of the document the view was asked for (one cell of a notebook)."""
+    return [lsp_diagnostic(view, d) for d in view.analysis.diagnostics if view.range(d.span) is not None]
+
+
+def register(server: ShardServer) -> None:
+    publisher = _Publisher(server)
+    server.change_listeners.append(publisher.changed)
+    server.close_listeners.append(publisher.closed)
+
+    @handler(
+        server,
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.RelatedFullDocumentDiagnosticReport(items=[]),
+        types.DiagnosticOptions(inter_file_dependencies=True, workspace_diagnostics=False, identifier=SOURCE),
+    )
+    async def pull(params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+        view = await server.view(params.text_document.uri)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=[] if view is None else document_diagnostics(view)
+        )
+
+
+class _Publisher:
+    def __init__(self, server: ShardServer) -> None:
+        self.server = server
+        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.documents: dict[str, tuple[str, ...]] = {}
+        """Per unit, the documents (cells) last published, to clear those that went away."""
+
+    @property
+    def pulling(self) -> bool:
+        return self.server.supports("text_document", "diagnostic")
+
+    def changed(self, uri: str | None) -> None:
+        server = self.server
+        units = server.units()
+        if self.pulling:
+            if (uri is None or any(unit.uri != uri for unit in units)) and server.supports(
+                "workspace", "diagnostics", "refresh_support"
+            ):
+                refresh = background(
+                    server, _REFRESH, lambda: server.workspace_diagnostic_refresh_async(None)
+                )
+                server.debouncer.schedule(_REFRESH, refresh)
+            return
+        for unit in units:
+            delay = server.debouncer.delay * (1 if unit.uri == uri else 2)
+            job = background(server, f"diagnostics of {unit.uri}", partial(self.publish, unit.uri))
+            server.debouncer.schedule(unit.uri, job, delay)
+
+    def closed(self, uri: str, documents: Sequence[str]) -> None:
+        self.server.debouncer.cancel(uri)
+        self.server.analyses.forget(uri)
+        for document in {*documents, *self.documents.pop(uri, ())}:
+            if self.published.pop(document, None) and not self.pulling:
+                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(document, []))
+
+    async def publish(self, uri: str) -> None:
+        view = await self.server.view(uri)
+        if view is not None:
+            self._send(view)
+
+    def _send(self, view: View) -> None:
+        unit = view.unit
+        by_document: dict[str, list[types.Diagnostic]] = {part.uri: [] for part in unit.parts}
+        for diagnostic in view.analysis.diagnostics:
+            by_document[unit.part_at(diagnostic.span.line).uri].append(lsp_diagnostic(view, diagnostic))
+        for gone in set(self.documents.get(unit.uri, ())) - set(by_document):
+            by_document[gone] = []
+        self.documents[unit.uri] = tuple(part.uri for part in unit.parts)
+        versions = {part.uri: part.version for part in unit.parts}
+        for document, items in by_document.items():
+            if self.published.get(document) != items:
+                self.published[document] = items
+                self.server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(document, items, versions.get(document))
+                )

@@ -1,0 +1,147 @@
+"""Editor settings (initializationOptions, workspace/configuration, didChangeConfiguration) stacked
+over the configuration file that applies to each document.
+
+Editors send JSON with camelCase keys, either flat or under a `shardls` section:
+`deviceCount`, `defaultMesh` (`"data=2,model=4"` or `{"data": 2}`), `select`, `ignore`
+(lists or comma text of rule codes), `dtype`, and `inlayHints` (true/false; it changes what the
+server shows, not the analysis). Precedence follows `shardls.config`: a pragma in the file >
+editor settings > `[tool.shardls]` / shardls.toml > defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from shardls.analysis.settings import Settings
+from shardls.cli.parse import parse_device_count
+from shardls.config import (
+    DEFAULT_CONFIG,
+    Config,
+    ConfigError,
+    SettingsLayer,
+    config_for,
+    merge_settings,
+    parse_codes,
+)
+from shardls.core import Mesh, parse_dtype
+from shardls.meshtext import mesh_from_table, parse_mesh_text
+
+SECTION = "shardls"
+EDITOR = "editor settings"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EditorSettings:
+    layer: SettingsLayer = SettingsLayer(EDITOR)
+    inlay_hints: bool = True
+
+
+def read_editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
+    """The editor's JSON as settings, and one message per value that was skipped as unusable."""
+    found = raw.get(SECTION, raw) if isinstance(raw, dict) else None
+    table: dict[str, object] = found if isinstance(found, dict) else {}
+    problems: list[str] = []
+
+    def read(key: str, convert: Callable[[object], T]) -> T | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        try:
+            return convert(value)
+        except ValueError as error:
+            problems.append(f"{EDITOR}: {key}: {error}")
+            return None
+
+    layer = SettingsLayer(
+        EDITOR,
+        device_count=read("deviceCount", _device_count),
+        default_mesh=read("defaultMesh", _mesh),
+        select=read("select", _codes),
+        ignore=read("ignore", _codes),
+        dtype=read("dtype", _dtype),
+    )
+    return EditorSettings(layer, read("inlayHints", _flag) is not False), problems
+
+
+class SettingsStore:
+    """The editor's settings, and each folder's configuration file (read once, until files change).
+
+    A broken configuration file must not stop the editor: it is reported once through `report`
+    and the defaults are used in its place.
+    """
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self.editor = EditorSettings()
+        self._report = report
+        self._configs: dict[Path, Config] = {}
+        self._reported: set[str] = set()
+
+    def update(self, raw: object) -> bool:
+        """Take new editor settings; returns whether anything changed."""
+        editor, problems = read_editor_settings(raw)
+        for problem in problems:
+            self._report(problem)
+        changed = editor != self.editor
+        self.editor = editor
+        return changed
+
+    def files_changed(self) -> None:
+        """Configuration files may have changed on disk: read them again when next needed."""
+        self._configs.clear()
+        self._reported.clear()
+
+    def for_path(self, path: str) -> Settings:
+        return merge_settings(self._config(Path(path).parent).layer, self.editor.layer)
+
+    def _config(self, folder: Path) -> Config:
+        config = self._configs.get(folder)
+        if config is None:
+            try:
+                config = config_for(folder)
+            except ConfigError as error:
+                if str(error) not in self._reported:
+                    self._reported.add(str(error))
+                    self._report(f"{error}; using the defaults")
+                config = DEFAULT_CONFIG
+            self._configs[folder] = config
+        return config
+
+
+def _device_count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"expected a positive integer, got {value!r}")
+    return parse_device_count(str(value))
+
+
+def _mesh(value: object) -> Mesh:
+    if isinstance(value, str):
+        return parse_mesh_text(value)
+    if isinstance(value, dict):
+        return mesh_from_table(value)
+    raise ValueError(
+        f'expected text such as "data=2,model=4" or an object such as {{"data": 2}}, got {value!r}'
+    )
+
+
+def _codes(value: object) -> frozenset[str]:
+    if not isinstance(value, (str, list)):
+        raise ValueError(f'expected rule codes such as ["SH001", "SH1"], got {value!r}')
+    return parse_codes(value)
+
+
+def _dtype(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f'expected a dtype name such as "bfloat16", got {value!r}')
+    parse_dtype(value)
+    return value
+
+
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value

@@ -1,0 +1,116 @@
+"""What is analysed at once: an open Python file, or an open notebook's code cells joined in
+order (a notebook's cells share one namespace, so the mesh of cell 2 shards the arrays of cell 5).
+
+A `Unit` carries the text the analyzer reads and the way back from its lines to the editor
+documents (the file, or each cell) that positions in LSP messages refer to.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument, Workspace
+
+from shardls.files import source_lines
+from shardls.notebook import join_cells
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One editor document inside a unit: the whole file, or one code cell."""
+
+    uri: str
+    first_line: int
+    line_count: int
+    version: int | None
+
+
+@dataclass(frozen=True)
+class Unit:
+    uri: str
+    """The file's or the notebook's URI."""
+    path: str
+    """What the analyzer calls the file: imports resolve from its folder."""
+    text: str
+    version: object
+    """Changes whenever the text of any part changes."""
+    parts: tuple[Part, ...]
+    lines: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lines", source_lines(self.text))
+
+    @property
+    def is_notebook(self) -> bool:
+        return self.path.endswith(".ipynb")
+
+    def part(self, uri: str) -> Part | None:
+        return next((part for part in self.parts if part.uri == uri), None)
+
+    def part_at(self, line: int) -> Part:
+        """The part holding a line of the unit's text."""
+        starts = [part.first_line for part in self.parts]
+        return self.parts[max(0, bisect.bisect_right(starts, line) - 1)]
+
+
+def unit_for(workspace: Workspace, uri: str) -> Unit | None:
+    """The unit a document (a file, a notebook or one of its cells) belongs to; None: not Python."""
+    notebook = workspace.get_notebook_document(cell_uri=uri) or workspace.get_notebook_document(
+        notebook_uri=uri
+    )
+    if notebook is not None:
+        return _notebook_unit(workspace, notebook)
+    document = open_document(workspace, uri)
+    if document is None or not is_python(document):
+        return None
+    return Unit(document.uri, document.path, document.source, document.version, (_whole(document),))
+
+
+def open_units(workspace: Workspace) -> list[Unit]:
+    """Every open Python file and notebook."""
+    units = [unit_for(workspace, uri) for uri in workspace.notebook_documents]
+    units += [
+        unit_for(workspace, uri)
+        for uri in workspace.text_documents
+        if workspace.get_notebook_document(cell_uri=uri) is None
+    ]
+    return [unit for unit in units if unit is not None]
+
+
+def open_document(workspace: Workspace, uri: str) -> TextDocument | None:
+    """The editor's document (pygls keys them by unquoted URI); None when it is not open."""
+    document: TextDocument | None = workspace.text_documents.get(unquote(uri))
+    return document
+
+
+def is_python(document: TextDocument) -> bool:
+    return document.language_id == "python" or document.path.endswith(PYTHON_SUFFIXES)
+
+
+def _whole(document: TextDocument) -> Part:
+    return Part(document.uri, 0, len(source_lines(document.source)), document.version)
+
+
+def _notebook_unit(workspace: Workspace, notebook: types.NotebookDocument) -> Unit:
+    cells = [
+        (number, document)
+        for number, cell in enumerate(notebook.cells, start=1)
+        if cell.kind == types.NotebookCellKind.Code
+        and (document := open_document(workspace, cell.document)) is not None
+        and is_python(document)
+    ]
+    joined = join_cells((number, document.source) for number, document in cells)
+    ends = [*joined.first_lines[1:], len(source_lines(joined.text))]
+    parts = tuple(
+        Part(document.uri, first, end - first, document.version)
+        for (_, document), first, end in zip(cells, joined.first_lines, ends)
+    )
+    path = to_fs_path(notebook.uri) or notebook.uri
+    version = (notebook.version, tuple(part.version for part in parts))
+    return Unit(notebook.uri, path, joined.text, version, parts)

@@ -1,0 +1,24 @@
+"""Each test gets its own `shardls serve` process; the test initializes it (capabilities,
+settings and workspace folder differ between tests) and the fixture shuts it down."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest_lsp
+from lsp_helpers import RecordingClient, server_config
+
+from shardls.server.guard import FAIL_ENV
+
+
+@pytest_lsp.fixture(config=server_config())
+async def client(lsp_client: RecordingClient) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=server_config(**{FAIL_ENV: "textDocument/hover"}))
+async def failing_client(lsp_client: RecordingClient) -> AsyncIterator[None]:
+    """A server whose hover handler raises on purpose."""
+    yield
+    await lsp_client.shutdown_session()

@@ -1,0 +1,88 @@
+"""Hovers on a spec, a call, a mesh constructor and an axis name, against the real server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsp_helpers import MODEL, RecordingClient, hover_text, initialize, open_file, position_of
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_hover_on_a_spec_shows_the_layout(client: RecordingClient, tmp_path: Path) -> None:
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "model.py", MODEL)
+
+    text = await hover_text(client, uri, position_of(MODEL, 'P(None, "model")'))
+
+    assert text is not None
+    lines = text.split("\n")
+    assert lines[0].replace("`", "").rstrip() == "float32[8,16@model]  →  per device float32[8,4]"
+    assert "4 distinct shards × 2 copies" in text
+    assert "128 bytes per device, 1.0 KiB (1,024 bytes) over all 8 devices" in text
+    assert "**mesh**: `data=2, model=4 (8 devices, Explicit axes)`" in text
+    assert "make_mesh at line 5" in text
+    assert "dev 0: [:, 0:4]" in text  # the device grid
+
+
+async def test_hover_reports_the_problem_at_the_place(client: RecordingClient, tmp_path: Path) -> None:
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "model.py", MODEL)
+
+    text = await hover_text(client, uri, position_of(MODEL, "jax.device_put", line=6))
+
+    assert text is not None
+    assert text.startswith("`float32[50257@model,16]`  →  rejected by JAX (SH001)")
+    assert "error SH001 indivisible-dimension: dimension 0 of [50257, 16] has size 50257" in text
+
+
+async def test_hover_on_a_mesh_and_on_an_axis_name(client: RecordingClient, tmp_path: Path) -> None:
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "model.py", MODEL)
+
+    mesh = await hover_text(client, uri, position_of(MODEL, "jax.make_mesh", offset=4))
+    axis = await hover_text(client, uri, position_of(MODEL, '"model"', line=5, offset=2))
+    nothing = await hover_text(client, uri, position_of(MODEL, "import jax"))
+
+    assert mesh is not None and mesh.startswith("**mesh**: `data=2, model=4 (8 devices, Explicit axes)`")
+    assert "make_mesh at line 5" in mesh
+    assert axis is not None and axis.startswith("mesh axis `model`: size 4 of 8 devices, Explicit")
+    assert nothing is None
+
+
+LAYERS = """\
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+with jax.set_mesh(mesh):
+    layer = nnx.Linear(
+        16,
+        32,
+        kernel_init=nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model")),
+        bias_init=nnx.with_partitioning(nnx.initializers.zeros_init(), ("model",)),
+        rngs=nnx.Rngs(0),
+    )
+    scale = nnx.Param(jnp.ones((8, 16)), out_sharding=("data", None))
+"""
+
+
+async def test_hover_on_a_layer_call_and_a_param(client: RecordingClient, tmp_path: Path) -> None:
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "layers.py", LAYERS)
+
+    table = await hover_text(client, uri, position_of(LAYERS, "nnx.Linear", offset=5))
+    param = await hover_text(client, uri, position_of(LAYERS, "nnx.Param", offset=5))
+
+    assert table is not None
+    assert table.split("\n") == [
+        "2 parameters, 544 B per device",
+        "",
+        "| parameter | global | spec | per device | bytes/device |",
+        "| --- | --- | --- | --- | --- |",
+        "| `layer.bias` | `float32[32@model]` | `P('model')` | `float32[8]` | 32 B |",
+        "| `layer.kernel` | `float32[16,32@model]` | `P(None, 'model')` | `float32[16,8]` | 512 B |",
+    ]
+    assert param is not None and param.startswith("`float32[8@data,16]`  →  per device `float32[4,16]`")
