@@ -85,14 +85,16 @@ class SiteBuilder:
     default_dtype: DType = FLOAT32
     sites: list[Site] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    meshes: dict[int, MeshFact] = field(default_factory=dict)
+    meshes: dict[object, MeshFact] = field(default_factory=dict)
+    """By where the mesh is built: one constructor call is one mesh, however often it is read."""
     _seen: set[tuple[object, ...]] = field(default_factory=set)
 
     # -- meshes -----------------------------------------------------------------------------
 
     def mesh_fact(self, value: MeshV, name: str | None = None) -> MeshFact:
         """The resolved mesh of a MeshV (device count applied), reporting its problems once."""
-        known = self.meshes.get(id(value))
+        key: object = (value.path, value.span) if value.span is not None else id(value)
+        known = self.meshes.get(key)
         if known is not None:
             return known
         resolved, problems = resolve_mesh(value.mesh, value.device_count or self.device_count)
@@ -111,7 +113,7 @@ class SiteBuilder:
         if value.path and value.path != self.path and span:
             source = f"{_constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
         fact = MeshFact(resolved, span, name, source, "", tuple(assumptions), value.path)
-        self.meshes[id(value)] = fact
+        self.meshes[key] = fact
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
                 self.report(span, problem)
@@ -191,7 +193,10 @@ class SiteBuilder:
 
         `superseded` marks core problems the caller has already reported in a more specific way
         (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice."""
-        spec_span = spec_span or spec.span or span
+        # A spec written in another file (`from config import SPEC`) cannot carry this file's
+        # diagnostics: they go on the site, with the spec's place as related information.
+        foreign_spec = spec.path not in (None, self.path) and spec.span is not None
+        spec_span = spec_span or (span if foreign_spec else spec.span) or span
         notes = list(assumptions)
         if visit.context.call_site:
             notes.append(f"arguments from {visit.context.call_site}")
@@ -224,20 +229,12 @@ class SiteBuilder:
                     ]
                 else:
                     problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
-                related = (
-                    (
-                        Related(
-                            mesh.span, f"mesh {mesh.name or ''} defined here".replace("  ", " "), mesh.path
-                        ),
-                    )
-                    if mesh.span
-                    else ()
-                )
+                related = _related(mesh, spec if foreign_spec else None)
                 for problem in problems:
                     if superseded is not None and superseded(problem):
                         continue
                     self.report(
-                        _problem_span(problem, spec, spec_span, span),
+                        spec_span if foreign_spec else _problem_span(problem, spec, spec_span, span),
                         problem,
                         related,
                         site_name=name,
@@ -293,6 +290,15 @@ class SiteBuilder:
         self.diagnostics.append(
             Diagnostic(span, problem.code, problem.severity, problem.message, related, deprecated, data)
         )
+
+
+def _related(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:
+    found = []
+    if mesh.span is not None:
+        found.append(Related(mesh.span, "mesh defined here", mesh.path))
+    if foreign_spec is not None and foreign_spec.span is not None:
+        found.append(Related(foreign_spec.span, "the PartitionSpec is written here", foreign_spec.path))
+    return tuple(found)
 
 
 def _selected(fact: MeshFact | None, why: str) -> MeshFact | None:
