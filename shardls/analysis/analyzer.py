@@ -23,7 +23,7 @@ from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sites import SiteBuilder, recognizer_for, wants
 from shardls.analysis.source import Segment
-from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, options
+from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, alternatives, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity, parse_dtype
@@ -273,9 +273,15 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
         return
     evaluator = builder.evaluator
     args, kwargs = _arguments(evaluator, visit)
-    recognizer(
-        builder, visit, CallArgs(evaluator, builder.library, qualname, args, kwargs, visit.call, visit.frame)
-    )
+    names = list(kwargs)
+    # A condition the analysis cannot decide gives one layout per outcome.
+    for combination in alternatives(args + [kwargs[name] for name in names]):
+        chosen_args = list(combination[: len(args)])
+        chosen_kwargs = dict(zip(names, combination[len(args) :], strict=True))
+        call = CallArgs(
+            evaluator, builder.library, qualname, chosen_args, chosen_kwargs, visit.call, visit.frame
+        )
+        recognizer(builder, visit, call)
 
 
 def _arguments(evaluator: Evaluator, visit: Visit) -> tuple[list[Value], dict[str, Value]]:

@@ -17,8 +17,10 @@ from typing import Any, Protocol
 
 from shardls.analysis.facts import Span
 from shardls.analysis.scopes import Binding, ClassInfo, FunctionInfo, ModuleInfo, Scope, dotted_name
+from shardls.analysis.shapes import array_operation
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
+    ArrayV,
     BoundMethod,
     Choice,
     ClassV,
@@ -358,6 +360,8 @@ class Evaluator:
         return self._map(operand, lambda v: self._unary(node, v, frame))
 
     def _unary(self, node: ast.UnaryOp, value: Value, frame: Frame) -> Value:
+        if isinstance(value, ArrayV) and not isinstance(node.op, ast.Not):
+            return value  # elementwise: the same shape, dtype and sharding
         if not isinstance(value, Const):
             return Unknown("operand unknown", symbol=_symbol(value, "-"))
         try:
@@ -728,9 +732,9 @@ class Evaluator:
         return Unknown(f"{cls.name}.{attr} not found", symbol=f"{cls.name}.{attr}")
 
     def instance_attribute(self, instance: InstanceV, attr: str, frame: Frame) -> Value:
-        bound = instance.field_value(attr)
-        if bound is not None:
-            return bound
+        """`self.x = ...` in `__init__`/`__post_init__`/`setup` first (a plain class's constructor
+        parameters are not its attributes; a dataclass's `__post_init__` may overwrite a field),
+        then the fields the instance was built with, then class attributes."""
         for klass in self.mro(instance.cls, frame):
             assignments = klass.self_assignments.get(attr)
             if assignments:
@@ -738,6 +742,9 @@ class Evaluator:
                     self._self_assignment(instance, method, stmt, frame) for method, stmt in assignments
                 ]
                 return self.choice(values)
+        bound = instance.field_value(attr)
+        if bound is not None:
+            return bound
         value = self.class_attribute(instance.cls, attr, frame, bound=instance)
         if isinstance(value, FunctionV) and value.func.kind == "property":
             return self.call(value, [], {}, None, frame)
@@ -883,7 +890,8 @@ class Evaluator:
             return library
         init = next((k.methods["__init__"] for k in self.mro(cls, frame) if "__init__" in k.methods), None)
         if init is not None and not self._is_generated_init(cls, frame, bases):
-            fields = self.bind_arguments(init, args, kwargs, None, frame)
+            # `self` takes no argument; the instance's fields are the other parameters.
+            fields = self.bind_arguments(init, args, kwargs, Unknown("self"), frame)
             fields.pop(init.params[0].arg if init.params else "self", None)
             return InstanceV(cls, tuple(fields.items()), node)
         names = [n for klass in reversed(self.mro(cls, frame)) for n in klass.field_names]
@@ -917,6 +925,9 @@ class Evaluator:
             return Seq(seq.items * count, seq.is_list)
         if isinstance(left, Const) and isinstance(right, Const):
             return self._arith(op, left.value, right.value, node, frame)
+        array = array_operation(op, left, right)
+        if array is not None:
+            return array
         symbol = _binop_symbol(op, left, right)
         return Unknown("arithmetic on unknown values", symbol=symbol)
 

@@ -18,7 +18,17 @@ from shardls.analysis.facts import (
     SymbolicDim,
 )
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.values import Const, MeshV, ShardingV, SpecV, Unknown, Value, as_int
+from shardls.analysis.values import (
+    Choice,
+    Const,
+    MeshV,
+    ShardingV,
+    SpecV,
+    Unknown,
+    Value,
+    alternatives,
+    as_int,
+)
 from shardls.analysis.walker import Visit
 from shardls.core import (
     FILL,
@@ -93,7 +103,7 @@ class SiteBuilder:
 
     def mesh_fact(self, value: MeshV, name: str | None = None) -> MeshFact:
         """The resolved mesh of a MeshV (device count applied), reporting its problems once."""
-        key: object = (value.path, value.span) if value.span is not None else id(value)
+        key: object = (value.path, value.span, value.mesh) if value.span is not None else id(value)
         known = self.meshes.get(key)
         if known is not None:
             return known
@@ -192,7 +202,31 @@ class SiteBuilder:
         """Record a site and report the core's problems; returns the site (None if a duplicate).
 
         `superseded` marks core problems the caller has already reported in a more specific way
-        (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice."""
+        (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice.
+        A dimension that depends on a condition gives one site per outcome."""
+        if shape is not None and any(isinstance(size, Choice) for size in shape):
+            last = None
+            for variant in alternatives(shape):
+                last = (
+                    self.add_layout(
+                        kind,
+                        visit,
+                        span,
+                        name,
+                        spec,
+                        variant,
+                        dtype,
+                        usage,
+                        mesh,
+                        logical_spec=logical_spec,
+                        rule_chain=rule_chain,
+                        assumptions=assumptions,
+                        spec_span=spec_span,
+                        superseded=superseded,
+                    )
+                    or last
+                )
+            return last
         # A spec written in another file (`from config import SPEC`) cannot carry this file's
         # diagnostics: they go on the site, with the spec's place as related information.
         foreign_spec = spec.path not in (None, self.path) and spec.span is not None

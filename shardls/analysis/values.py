@@ -218,6 +218,15 @@ def options(value: Value) -> Iterator[Value]:
         yield value
 
 
+def alternatives(values: tuple[Value, ...] | list[Value], limit: int = 8) -> list[tuple[Value, ...]]:
+    """Every combination of the values' options (a Choice offers each of its options), at most
+    `limit`: both branches of a condition give both layouts, without an explosion."""
+    combinations: list[tuple[Value, ...]] = [()]
+    for value in values:
+        combinations = [c + (o,) for c in combinations for o in options(value)][:limit]
+    return combinations
+
+
 def as_int(value: Value) -> int | None:
     if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
         return value.value

@@ -103,7 +103,7 @@ def spec_from_entries(
     unreduced: Value | None = None,
     reduced: Value | None = None,
     original: str | None = None,
-) -> SpecV | None:
+) -> SpecV:
     raw: list[RawEntry] = []
     unknown: list[int] = []
     for index, value in enumerate(entries):

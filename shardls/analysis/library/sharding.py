@@ -8,19 +8,22 @@ from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of, spec_from_entries
 from shardls.analysis.library.registry import calls, subscripts
-from shardls.analysis.values import ArrayV, MeshV, Seq, ShardingV, SpecV, Unknown, Value
+from shardls.analysis.values import ArrayV, MeshV, Seq, ShardingV, SpecV, Unknown, Value, alternatives
 from shardls.core import UNCONSTRAINED
 from shardls.core.spec import SpecEntry
 
 
 @calls("jax.sharding.PartitionSpec")
 def _partition_spec(call: CallArgs) -> Value | None:
+    """One spec, or one per combination of entries that depend on a condition
+    (`fsdp = "fsdp" if use_fsdp else None; P(fsdp)`)."""
+    specs = [_one_spec(call, entries) for entries in alternatives(call.args)]
+    return specs[0] if len(specs) == 1 else call.evaluator.choice(specs)
+
+
+def _one_spec(call: CallArgs, entries: tuple[Value, ...]) -> Value:
     original = _source(call.frame, call.node)
-    spec = spec_from_entries(
-        tuple(call.args), call.get(None, "unreduced"), call.get(None, "reduced"), original
-    )
-    if spec is None:
-        return None
+    spec = spec_from_entries(entries, call.get(None, "unreduced"), call.get(None, "reduced"), original)
     frame = call.frame
     entry_spans = tuple(
         None
@@ -43,11 +46,15 @@ def _source(frame: Frame, node: ast.Call) -> str | None:
 
 @calls("jax.sharding.NamedSharding")
 def _named_sharding(call: CallArgs) -> Value | None:
-    mesh = call.get(0, "mesh")
-    spec = call.get(1, "spec")
-    if not isinstance(spec, SpecV):
+    shardings: list[Value] = []
+    for mesh, spec in alternatives(
+        [call.get(0, "mesh") or Unknown("no mesh"), call.get(1, "spec") or Unknown("")]
+    ):
+        if isinstance(spec, SpecV):
+            shardings.append(ShardingV(spec, mesh if isinstance(mesh, MeshV) else None))
+    if not shardings:
         return Unknown("NamedSharding with an unknown spec")
-    return ShardingV(spec, mesh if isinstance(mesh, MeshV) else None)
+    return shardings[0] if len(shardings) == 1 else call.evaluator.choice(shardings)
 
 
 @calls("jax.device_put", "jax.lax.with_sharding_constraint", "jax.sharding.reshard")

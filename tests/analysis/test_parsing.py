@@ -1,0 +1,85 @@
+"""Parsing that survives editing: a broken statement costs only itself."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analysis_helpers import analyze
+
+from shardls.analysis.source import SegmentParser
+
+GOOD = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+early = jax.device_put(jnp.zeros((50257, 16)), NamedSharding(mesh, P("model")))
+
+
+def helper(d_model=512):
+    scale = 2
+    y = jnp.ones((d_model, 6))
+    return jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(None, "model")))
+
+
+class Config:
+    width = 12
+
+
+late = jax.device_put(jnp.zeros((8, 12)), NamedSharding(mesh, P("data", "modle")))
+"""
+
+
+def _facts(source: str) -> tuple[set[tuple[str | None, int, object]], set[tuple[str, int]]]:
+    analysis = analyze(source)
+    sites = {(s.name, s.span.line, s.shard_shape) for s in analysis.sites}
+    diagnostics = {(d.code, d.span.line) for d in analysis.diagnostics if d.code != "SH209"}
+    return sites, diagnostics
+
+
+def _break(source: str, marker: str, replacement: str) -> str:
+    lines = textwrap.dedent(source).split("\n")
+    index = next(i for i, line in enumerate(lines) if marker in line)
+    lines[index] = replacement
+    return "\n".join(lines)
+
+
+def test_a_syntax_error_in_the_middle_keeps_everything_else() -> None:
+    good_sites, good_diagnostics = _facts(GOOD)
+    assert {code for code, _ in good_diagnostics} == {"SH001", "SH005", "SH007"}
+    broken = _break(GOOD, "width = 12", "    width = (12 +")
+    sites, diagnostics = _facts(broken)
+    assert sites == good_sites
+    assert diagnostics == good_diagnostics
+    assert "SH209" in {d.code for d in analyze(broken).diagnostics}
+
+
+def test_a_half_typed_line_inside_a_function_keeps_the_rest_of_the_function() -> None:
+    broken = _break(GOOD, "scale = 2", "    scale = foo(")
+    sites, diagnostics = _facts(broken)
+    good_sites, good_diagnostics = _facts(GOOD)
+    assert sites == good_sites
+    assert diagnostics == good_diagnostics
+
+
+def test_column_zero_text_inside_a_string_does_not_split_the_statement() -> None:
+    source = 'x = """\nnot code at column 0\n"""\ny = 1\n'
+    parsed = SegmentParser().parse(source)
+    assert [type(stmt).__name__ for seg in parsed.segments for stmt in seg.body] == ["Assign", "Assign"]
+    assert parsed.errors == []
+
+
+def test_segments_are_reused_after_an_edit_elsewhere() -> None:
+    parser = SegmentParser()
+    first = parser.parse("a = 1\n\nb = 2\n\nc = 3\n")
+    second = parser.parse("a = 1\n\nb = 20\n\nc = 3\n")
+    assert first.segments[0].body[0] is second.segments[0].body[0]
+    assert first.segments[-1].body[0] is second.segments[-1].body[0]
+    assert first.segments[1].body[0] is not second.segments[1].body[0]
+
+
+def test_hostile_text_parses_to_errors_not_exceptions() -> None:
+    for text in ("\ufeffimport jax\r\nx = 1\r", "(" * 5000, "def f(:\n", "\x00\x01garbage", ""):
+        parsed = SegmentParser().parse(text)
+        assert isinstance(parsed.errors, list)

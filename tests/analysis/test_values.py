@@ -1,0 +1,260 @@
+"""The bounded interpreter: where numbers come from, and that hostile code ends quickly."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from analysis_helpers import analyze, codes, site_named
+
+HEAD = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+"""
+
+
+def shard(body: str, name: str = "x") -> object:
+    return site_named(analyze(HEAD + body), name).shard_shape
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "D = 1024\nx = jax.device_put(jnp.zeros((D, 4 * D)), NamedSharding(mesh, P('data', 'model')))",
+            (512, 1024),
+        ),
+        ("x = jax.device_put(jnp.zeros((2**10, 3 * 8 // 2 % 7)), NamedSharding(mesh, P('data')))", (512, 5)),
+        (
+            "S = (16,) + (8,)\nx = jax.device_put(jnp.zeros(S), NamedSharding(mesh, P(None, 'model')))",
+            (16, 2),
+        ),
+        ("S = [4, 8, 16]\nx = jax.device_put(jnp.zeros(S[1:]), NamedSharding(mesh, P('model')))", (2, 16)),
+        (
+            "import math\nx = jax.device_put(jnp.zeros((math.prod([2, 4]), max(3, 16))), NamedSharding(mesh, P('data')))",
+            (4, 16),
+        ),
+        (
+            "x = jax.device_put(jnp.zeros(tuple(8 for _ in range(2))), NamedSharding(mesh, P('data', 'model')))",
+            (4, 2),
+        ),
+        (
+            "C = {'width': 64}\nx = jax.device_put(jnp.zeros((C['width'],)), NamedSharding(mesh, P('model')))",
+            (16,),
+        ),
+        (
+            "base = ('data',)\nx = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P(*base, 'model')))",
+            (4, 2),
+        ),
+        (
+            "s = P('data', 'model')\nx = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P(*s[1:])))",
+            (2, 8),
+        ),
+        ("x = jax.device_put(jnp.zeros((8, 8)).reshape(4, -1), NamedSharding(mesh, P('data')))", (2, 16)),
+        ("x = jax.device_put(jnp.zeros((8, 16)).T, NamedSharding(mesh, P('model')))", (4, 8)),
+    ],
+)
+def test_arithmetic_and_collections(body: str, expected: tuple[int, ...]) -> None:
+    assert shard(body) == expected
+
+
+@pytest.mark.parametrize(
+    "alias",
+    [
+        "from jax.sharding import PartitionSpec as PS\nQ = PS",
+        "Q = jax.sharding.PartitionSpec",
+        "Q = jax.P",
+        "from jax.experimental import PartitionSpec as Q",
+        "from jax.experimental.pjit import PartitionSpec as Q",
+    ],
+)
+def test_every_spelling_of_partition_spec(alias: str) -> None:
+    body = alias + "\nx = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, Q('data')))"
+    assert shard(body) == (4, 8)
+
+
+def test_things_merely_named_p_are_not_specs() -> None:
+    source = HEAD + (
+        "from typing import ParamSpec\nP = ParamSpec('P')\nx = jax.device_put(jnp.zeros((8, 8)), P('data'))\n"
+    )
+    assert analyze(source).sites == ()
+
+
+def test_a_local_p_returning_a_named_sharding_is_followed() -> None:
+    source = HEAD.replace("PartitionSpec as P", "PartitionSpec") + (
+        "def P(*names):\n"
+        "    return NamedSharding(mesh, PartitionSpec(*names))\n"
+        "x = jax.device_put(jnp.zeros((8, 8)), P('data', 'model'))\n"
+    )
+    assert site_named(analyze(source), "x").shard_shape == (4, 2)
+
+
+CONFIG = """
+import dataclasses
+import enum
+from typing import NamedTuple
+
+
+class Axis(enum.Enum):
+    DATA = "data"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    d_model: int = 512
+    vocab: int = 32000
+    d_ff: int = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "d_ff", 4 * self.d_model)
+
+    @classmethod
+    def big(cls):
+        return cls(d_model=1024, vocab=50257)
+
+
+class Shape(NamedTuple):
+    rows: int
+    cols: int = 16
+
+
+class Plain:
+    def __init__(self, width, depth=3):
+        self.width = width * depth
+
+
+@dataclasses.dataclass
+class Outer:
+    inner: Config = dataclasses.field(default_factory=Config)
+"""
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("(Config().d_model, 8)", (256, 8)),
+        ("(Config(d_model=2048).d_ff, 8)", (4096, 8)),
+        ("(Config.big().vocab, 8)", None),
+        ("(Config.big().d_ff, 8)", (2048, 8)),
+        ("(Shape(64).rows, Shape(64).cols)", (32, 16)),
+        ("(Plain(8).width, 8)", (12, 8)),
+        ("(Outer().inner.d_model, 8)", (256, 8)),
+    ],
+)
+def test_configs(expression: str, expected: tuple[int, ...] | None) -> None:
+    body = CONFIG + f"x = jax.device_put(jnp.zeros({expression}), NamedSharding(mesh, P(Axis.DATA.value)))\n"
+    assert shard(body) == expected
+
+
+def test_provenance_says_where_each_number_came_from() -> None:
+    body = CONFIG + (
+        "import argparse\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--batch', type=int, default=64)\n"
+        "args = parser.parse_args()\n"
+        "cfg = Config(d_model=2048)\n"
+        "x = jax.device_put(jnp.zeros((args.batch, cfg.d_ff)), NamedSharding(mesh, P('data')))\n"
+    )
+    site = site_named(analyze(HEAD + body), "x")
+    assert site.shard_shape == (32, 8192)
+    assert site.provenance[0].startswith("dim 0 = 64: argparse default of --batch (overridable)")
+    assert "4 * self.d_model" in site.provenance[1]
+
+
+def test_call_site_arguments_then_defaults_then_symbols() -> None:
+    body = (
+        "def place(rows, cols=24):\n"
+        "    return jax.device_put(jnp.zeros((rows, cols)), NamedSharding(mesh, P('data', 'model')))\n"
+        "a = place(16)\n"
+        "def orphan(rows, cols=24):\n"
+        "    y = jax.device_put(jnp.zeros((rows, cols)), NamedSharding(mesh, P('data', 'model')))\n"
+    )
+    analysis = analyze(HEAD + body)
+    placed = [s for s in analysis.sites if s.span.line == 7]
+    assert [s.shard_shape for s in placed] == [(8, 6)]
+    assert "arguments from place(...) at line 9" in placed[0].assumptions
+    orphan = site_named(analysis, "y")
+    assert str(orphan.shard_shape) == "(SymbolicDim(name='rows/2'), 6)"
+    assert orphan.bytes_per_device is None
+
+
+def test_both_branches_of_a_condition_give_both_layouts() -> None:
+    body = (
+        "import os\n"
+        "if os.environ.get('BIG'):\n"
+        "    rows = 64\n"
+        "else:\n"
+        "    rows = 8\n"
+        "x = jax.device_put(jnp.zeros((rows, 8)), NamedSharding(mesh, P('data')))\n"
+    )
+    shapes = {s.shard_shape for s in analyze(HEAD + body).sites if s.name == "x"}
+    assert shapes == {(32, 8), (4, 8)}
+
+
+def test_device_count_sources_in_order() -> None:
+    body = "m = jax.sharding.Mesh(jax.devices(), ('d',))\nx = jax.device_put(jnp.zeros((64,)), NamedSharding(m, P('d')))\n"
+    assert site_named(analyze(HEAD + body), "x").shard_shape == (8,)
+    hinted = "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=16'\n" + body
+    assert site_named(analyze(HEAD + hinted), "x").shard_shape == (4,)
+    pragma = "# shardls: device-count=32\n" + hinted
+    site = site_named(analyze(HEAD + pragma), "x")
+    assert site.shard_shape == (2,)
+    assert analyze(HEAD + pragma).device_count.source.startswith("pragma")
+
+
+def test_fill_axis_from_the_device_count() -> None:
+    body = (
+        "import numpy as np\n"
+        "m = jax.sharding.Mesh(np.array(jax.devices()).reshape(-1, 2), ('fsdp', 'tp'))\n"
+        "x = jax.device_put(jnp.zeros((64, 64)), NamedSharding(m, P('fsdp', 'tp')))\n"
+    )
+    site = site_named(analyze("# shardls: device-count=16\n" + HEAD + body), "x")
+    assert site.shard_shape == (8, 32)
+    assert site.mesh is not None and site.mesh.mesh.axis_sizes == (8, 2)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "2**10**10",
+        "10**10**10 // 3",
+        "len('a' * 10**12)",
+        "len(P(*['x'] * 10**6))",
+        "len([i for i in range(10**12)])",
+        "a_b_c",
+        "(" * 400 + "1" + ")" * 400,
+    ],
+)
+def test_hostile_expressions_end_quickly_as_unknown(expression: str) -> None:
+    body = f"n = {expression}\nx = jax.device_put(jnp.zeros((n, 8)), NamedSharding(mesh, P('data')))\n"
+    start = time.perf_counter()
+    site = site_named(analyze(HEAD + body), "x")
+    assert time.perf_counter() - start < 2.0
+    assert site.shape is not None and not isinstance(site.shape[0], int)
+
+
+def test_self_referential_definitions_are_unknown() -> None:
+    body = "a = b\nb = a\nx = jax.device_put(jnp.zeros((a, 8)), NamedSharding(mesh, P('data')))\n"
+    site = site_named(analyze(HEAD + body), "x")
+    assert site.shape is not None and not isinstance(site.shape[0], int)
+
+
+def test_recursive_functions_are_bounded() -> None:
+    body = (
+        "def f(n):\n"
+        "    return f(n + 1)\n"
+        "x = jax.device_put(jnp.zeros((f(1), 8)), NamedSharding(mesh, P('data')))\n"
+    )
+    start = time.perf_counter()
+    site = site_named(analyze(HEAD + body), "x")
+    assert time.perf_counter() - start < 2.0
+    assert site.shape is not None and not isinstance(site.shape[0], int)
+
+
+def test_unknown_numbers_never_make_diagnostics() -> None:
+    body = "import sys\nn = int(sys.argv[1])\nx = jax.device_put(jnp.zeros((n, 8)), NamedSharding(mesh, P('data')))\n"
+    analysis = analyze(HEAD + body)
+    assert codes(analysis) == []
