@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate_models import expected, write  # noqa: E402
+from generate_models import expected, write
 
-from shardls.analysis.analyzer import Analyzer  # noqa: E402
+from shardls.analysis.analyzer import Analyzer
 
 
 def best_of(runs: int, action: Callable[[], object]) -> float:
