@@ -52,8 +52,8 @@ def main() -> int:
         for size in (5_000, 20_000):
             path = write(Path(directory), size)
             text = path.read_text()
-            parse = best_of(3, lambda: ast.parse(text))
-            full = best_of(3, lambda: Analyzer().analyze("model.py", text))
+            parse = best_of(3, lambda text=text: ast.parse(text))
+            full = best_of(3, lambda text=text: Analyzer().analyze("model.py", text))
             edit = best_of(5, one_line_edits(text))
             result = Analyzer().analyze("model.py", text)
             found = {(d.span.line, d.code) for d in result.diagnostics if d.severity.value == "error"}
