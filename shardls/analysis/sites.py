@@ -227,9 +227,12 @@ class SiteBuilder:
                     or last
                 )
             return last
-        # A spec written in another file (`from config import SPEC`) cannot carry this file's
-        # diagnostics: they go on the site, with the spec's place as related information.
-        foreign_spec = spec.path not in (None, self.path) and spec.span is not None
+        # A spec written elsewhere (`sharding = NamedSharding(mesh, P(...))` reused by several
+        # device_puts, or `from config import SPEC`) is not wrong where it is written: JAX fails at
+        # the use. Diagnostics go on the site, with the spec's place as related information.
+        foreign_spec = spec.span is not None and (
+            spec.path not in (None, self.path) or not _within(spec.span, span)
+        )
         spec_span = spec_span or (span if foreign_spec else spec.span) or span
         notes = list(assumptions)
         if visit.context.call_site:
@@ -324,6 +327,16 @@ class SiteBuilder:
         self.diagnostics.append(
             Diagnostic(span, problem.code, problem.severity, problem.message, related, deprecated, data)
         )
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (
+        outer.end_line,
+        outer.end_column,
+    )
 
 
 def _related(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:
