@@ -574,8 +574,26 @@ class Evaluator:
         return Unknown(f"{name!r} is not defined here", symbol=name)
 
     def bindings_value(self, candidates: tuple[Binding, ...], scope: Scope, frame: Frame | None) -> Value:
-        values = [self.binding_value(binding, scope, frame) for binding in candidates[-self.limits.choices :]]
+        reachable = [b for b in candidates if self._reachable(b, scope, frame)] or list(candidates)
+        values = [self.binding_value(binding, scope, frame) for binding in reachable[-self.limits.choices :]]
         return values[0] if len(values) == 1 else self.choice(values)
+
+    def _reachable(self, binding: Binding, scope: Scope, frame: Frame | None) -> bool:
+        """False when an `if` test on the binding's path is decided against its branch."""
+        for statement, branch in binding.guards:
+            locals_ = frame.locals if frame is not None and scope is frame.scope else {}
+            module = self._module_of(scope, frame)
+            test_frame = Frame(
+                module,
+                scope,
+                binding.segment,
+                scope.order_of.get(id(statement)),
+                locals_,
+                frame.call_depth if frame is not None else 0,
+            )
+            if truthiness(self.eval(statement.test, test_frame)) is (not branch):
+                return False
+        return True
 
     def binding_value(self, binding: Binding, scope: Scope, frame: Frame | None) -> Value:
         locals_ = frame.locals if frame is not None and scope is frame.scope else {}

@@ -66,6 +66,13 @@ _ANALYSIS_RULES = (
         "`shard_map` is given a mesh different from the context mesh.",
         Severity.ERROR,
     ),
+    Rule(
+        "SH212",
+        "flax-annotation-mesh-mismatch",
+        "A Flax annotation's NamedSharding is on another mesh than the one Flax picked (`mesh=` "
+        "metadata or the `jax.set_mesh` context, an AbstractMesh): Flax fails an assertion.",
+        Severity.ERROR,
+    ),
 )
 
 ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in _ANALYSIS_RULES}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ class Binding:
     """Path into a tuple target: `a, (b, *c) = v` binds b at (1, 0) and c at (1, 'star1')."""
     statement: ast.stmt | None = None
     """For imports: the Import/ImportFrom statement of the alias in `node`."""
+    guards: tuple[tuple[ast.If, bool], ...] = ()
+    """The `if` branches this binding reaches through (the if statement and which branch): when a
+    test can be decided, the bindings of the branch not taken are dropped."""
 
     @property
     def line(self) -> int:
@@ -90,8 +94,11 @@ class _ScopeBuilder:
         self.scope = scope
         self.counter = 0
         self.state: dict[str, Candidates] = {}
+        self.guards: list[tuple[ast.If, bool]] = []
 
     def bind(self, binding: Binding, replace: bool = True) -> None:
+        if self.guards:
+            binding = dataclasses.replace(binding, guards=binding.guards + tuple(self.guards))
         self.scope.bindings.setdefault(binding.name, []).append(binding)
         current = self.state.get(binding.name, ())
         new = (binding,) if replace else current + (binding,)
@@ -106,15 +113,29 @@ class _ScopeBuilder:
         self.scope.order_of[id(stmt)] = self.counter
         return self.counter
 
-    def merge(self, before: dict[str, Candidates], branches: list[dict[str, Candidates]]) -> None:
+    def merge(
+        self,
+        before: dict[str, Candidates],
+        branches: list[dict[str, Candidates]],
+        guards: list[tuple[ast.If, bool]] | None = None,
+    ) -> None:
+        """Join the branches' bindings. With `guards` (an if/else), a binding that reaches the join
+        through one branch only is marked with that branch, so a decided test can drop it."""
         self.counter += 1
         names = set(before).union(*branches)
         merged: dict[str, Candidates] = {}
         for name in names:
+            per_branch = [branch.get(name, before.get(name, ())) for branch in branches]
             seen: dict[int, Binding] = {}
-            for branch in branches:
-                for binding in branch.get(name, before.get(name, ())):
-                    seen.setdefault(id(binding), binding)
+            for index, candidates in enumerate(per_branch):
+                for binding in candidates:
+                    if id(binding) in seen:
+                        continue
+                    only_here = not any(binding in other for j, other in enumerate(per_branch) if j != index)
+                    marked = binding
+                    if guards is not None and only_here and guards[index] not in binding.guards:
+                        marked = dataclasses.replace(binding, guards=binding.guards + (guards[index],))
+                    seen[id(binding)] = marked
             merged[name] = tuple(seen.values())
         for name, candidates in merged.items():
             if candidates != self.state.get(name):
@@ -166,11 +187,15 @@ class _ScopeBuilder:
             self.merge(before, [after_body, dict(self.state), before])
         elif isinstance(stmt, ast.If):
             before = dict(self.state)
+            self.guards.append((stmt, True))
             self.run(stmt.body, segment)
+            self.guards.pop()
             after_body = dict(self.state)
             self.state = dict(before)
+            self.guards.append((stmt, False))
             self.run(stmt.orelse, segment)
-            self.merge(before, [after_body, dict(self.state)])
+            self.guards.pop()
+            self.merge(before, [after_body, dict(self.state)], [(stmt, True), (stmt, False)])
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:

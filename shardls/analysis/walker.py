@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
 from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
 from shardls.analysis.source import Segment
@@ -72,6 +72,19 @@ class Visit:
     """The call this call is an argument of (`NamedSharding(...)` inside `device_put(...)`)."""
 
 
+BodyContexts = Callable[["Walker", FunctionInfo, Frame, Context, int], list[tuple[dict[str, Value], Context]]]
+"""How a function's body runs when something else calls it (e.g. `jax.shard_map`, whose body
+sees per-device blocks): bindings of its parameters and the caller's context. It gets the frame and
+context where the function is defined, and the caller search depth."""
+_BODY_CONTEXTS: list[BodyContexts] = []
+
+
+def body_contexts(provider: BodyContexts) -> BodyContexts:
+    """Register a provider; the contexts it finds for a function replace those of its plain calls."""
+    _BODY_CONTEXTS.append(provider)
+    return provider
+
+
 @dataclass(frozen=True)
 class _Search:
     """What a walk is for: discovery (every call) or finding the callers of `callee`."""
@@ -124,6 +137,8 @@ class Walker:
                 frame.call_depth,
             )
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
+                    yield from self._calls(decorator, stmt, here, context)
                 yield from self._function(stmt, frame, context, scope, search)
             elif isinstance(stmt, ast.ClassDef):
                 cls = self.evaluator.class_info(stmt, self.module, frame.segment, scope)
@@ -144,8 +159,17 @@ class Walker:
                     mesh = self._set_mesh_statement(stmt.value, here)
                     if mesh is not None:
                         context = replace(context, meshes=context.meshes + (mesh,))
-                for block in _blocks(stmt):
+                for block in self._taken_blocks(stmt, here):
                     yield from self._statements(block, frame, context, scope, search)
+
+    def _taken_blocks(self, stmt: ast.stmt, frame: Frame) -> list[list[ast.stmt]]:
+        """The nested blocks that can run: an `if` whose test is decided here runs one branch
+        (`place(x, fsdp=True)` only reaches the `if fsdp:` body)."""
+        if isinstance(stmt, ast.If):
+            truth = truthiness(self.evaluator.evaluate(stmt.test, frame))
+            if truth is not None:
+                return [stmt.body if truth else stmt.orelse]
+        return _blocks(stmt)
 
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
         target = _target_name(stmt)
@@ -153,8 +177,10 @@ class Walker:
         stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
         while stack:
             node, parent = stack.pop()
-            if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+                isinstance(node, ast.Lambda) and _has_parameters(node)
+            ):
+                continue  # a lambda without parameters (`nnx.eval_shape(lambda: Model(...))`) runs as written
             if isinstance(node, ast.Call):
                 yield Visit(node, frame, context, stmt, target if node is value else None, parent)
                 parent = node
@@ -175,7 +201,11 @@ class Walker:
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or _is_jitted(node)
         depth = search.depth + (1 if search.callee is not None else 0)
-        contexts = self.call_contexts(info, depth) or [({}, Context(inside_function=True))]
+        contexts = (
+            self._provided_contexts(info, frame, context, depth)
+            or self.call_contexts(info, depth)
+            or [({}, Context(inside_function=True))]
+        )
         for locals_, caller in contexts[:MAX_CONTEXTS]:
             inner_context = replace(
                 caller,
@@ -189,27 +219,45 @@ class Walker:
                 node.body, inner, inner_context, info.scope, replace(search, depth=depth)
             )
 
-    def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
-        """Argument bindings and caller contexts from the calls visible in this module."""
+    def _provided_contexts(
+        self, info: FunctionInfo, frame: Frame, context: Context, depth: int
+    ) -> list[tuple[dict[str, Value], Context]]:
         if depth > MAX_CALLER_DEPTH:
             return []
+        for provider in _BODY_CONTEXTS:
+            found = provider(self, info, frame, context, depth)
+            if found:
+                return found
+        return []
+
+    def calls_named(self, name: str, depth: int) -> Iterator[Visit]:
+        """The calls `name(...)` and `x.name(...)` in this module, in the contexts they run in;
+        none when callers are already searched `MAX_CALLER_DEPTH` deep."""
+        if depth > MAX_CALLER_DEPTH:
+            return
+        if self.evaluator.reads is not None:
+            self.evaluator.reads.callees.add(name)
+        segments = self.module.source.segments
+        callers = [segments[i] for i in self.module.call_index.get(name, ())]
+        for visit in self._segments(callers, _Search(name, depth)):
+            if _calls_name(visit.call, name):
+                yield visit
+
+    def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
+        """Argument bindings and caller contexts from the calls visible in this module."""
         owner = info.owner
         if owner is not None and info.name not in ("__init__", "setup", "__post_init__"):
             return []
         callee_name = owner.name if owner is not None else info.name
-        if self.evaluator.reads is not None:
-            self.evaluator.reads.callees.add(callee_name)
         found: list[tuple[dict[str, Value], Context]] = []
-        segments = self.module.source.segments
-        callers = [segments[i] for i in self.module.call_index.get(callee_name, ())]
-        for visit in self._segments(callers, _Search(callee_name, depth)):
-            if not _calls_name(visit.call, callee_name):
-                continue
+        for visit in self.calls_named(callee_name, depth):
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
             if not any(_is_same(option, info, owner) for option in options(func)):
                 continue
-            args, kwargs = self._arguments(visit.call, visit.frame)
-            locals_ = self.evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            args, kwargs = self.arguments(visit.call, visit.frame)
+            # A constructor call passes no `self`: the first argument binds the second parameter.
+            receiver = InstanceV(owner, (), visit.call) if owner is not None else None
+            locals_ = self.evaluator.bind_arguments(info, args, kwargs, receiver, visit.frame)
             if owner is not None and info.params:
                 self_name = info.params[0].arg
                 locals_.pop(self_name, None)
@@ -220,7 +268,8 @@ class Walker:
                 break
         return found
 
-    def _arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+    def arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        """A call's positional and keyword argument values (unknown `*args` are left out)."""
         args: list[Value] = []
         for arg in call.args:
             if isinstance(arg, ast.Starred):
@@ -286,6 +335,11 @@ def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
     if owner is not None:
         return isinstance(value, ClassV) and value.cls.node is owner.node
     return isinstance(value, FunctionV) and value.func.node is info.node
+
+
+def _has_parameters(node: ast.Lambda) -> bool:
+    args = node.args
+    return bool(args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg)
 
 
 def _calls_name(call: ast.Call, name: str) -> bool:

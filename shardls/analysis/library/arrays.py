@@ -161,7 +161,7 @@ def _array_attributes(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:
     if isinstance(base, Ref) and base.qualname in ("jax.numpy", "numpy") and attr in _DTYPE_NAMES:
-        return DTypeV(parse_dtype(attr))
+        return DTypeV(parse_dtype(attr, x64=library.environment.x64))
     if not isinstance(base, ArrayV):
         return None
     if attr == "shape":

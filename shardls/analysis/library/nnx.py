@@ -1,21 +1,334 @@
-"""Flax NNX and Linen: annotated initializers (layers and parameters come with the NNX work)."""
+"""Flax NNX: annotated initializers, `Rngs` and how they are split, initializers that make arrays,
+and the `nnx.vmap`/`nnx.split_rngs` transforms that stack layers.
+
+Layers and parameters become sites in `recognizers/nnx.py`; this module only answers "what is
+this expression?" for the Flax objects those recognizers read.
+"""
 
 from __future__ import annotations
 
-from shardls.analysis.library import CallArgs
-from shardls.analysis.library.registry import calls
-from shardls.analysis.values import InitializerV, Value
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.facts import Span
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, spec_of
+from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.logical import linen_translate, read_rules
+from shardls.analysis.scopes import FunctionInfo
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    DictV,
+    InitializerV,
+    Ref,
+    Seq,
+    SpecV,
+    Unknown,
+    Value,
+    as_int,
+)
+from shardls.core import FLOAT32
+
+PARTITION_NAME = "partition_name"
+"""`nnx.PARTITION_NAME`: the `transform_metadata` key naming a stacked axis in the spec."""
+
+_INITIALIZER_MODULES = ("flax.nnx.initializers", "jax.nn.initializers", "flax.linen.initializers")
+_INITIALIZER_FACTORIES = (
+    "constant",
+    "delta_orthogonal",
+    "glorot_normal",
+    "glorot_uniform",
+    "he_normal",
+    "he_uniform",
+    "kaiming_normal",
+    "kaiming_uniform",
+    "lecun_normal",
+    "lecun_uniform",
+    "normal",
+    "ones_init",
+    "orthogonal",
+    "truncated_normal",
+    "uniform",
+    "variance_scaling",
+    "xavier_normal",
+    "xavier_uniform",
+    "zeros_init",
+)
+_INITIALIZER_FUNCTIONS = ("ones", "zeros")
+"""Initializers used directly as `init(key, shape, dtype)`, not made by a factory."""
+_INITIALIZER = "flax.nnx.initializers.Initializer"
+"""What a factory returns: calling it makes an array of the requested shape."""
 
 
-@calls("flax.nnx.with_partitioning", "flax.linen.with_partitioning", "flax.linen.with_logical_partitioning")
+# -- values ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShardedInitializerV(Value):
+    """`functools.partial(init, out_sharding=spec)`: an initializer whose arrays JAX creates
+    already sharded (explicit mode), with no Flax metadata involved."""
+
+    out_sharding: Value
+
+
+@dataclass(frozen=True)
+class RngsV(Value):
+    """`nnx.Rngs(...)`; `split` is the leading shape of its keys after `fork(split=n)`/`split(n)`."""
+
+    split: Value | None = None
+
+
+@dataclass(frozen=True)
+class VmapV(Value):
+    """`nnx.vmap(f, in_axes=..., out_axes=..., transform_metadata=...)`, or its decorator form."""
+
+    in_axes: Value
+    out_axes: Value
+    transform_metadata: Value | None
+    span: Span | None = None
+
+
+@dataclass(frozen=True)
+class SplitRngsV(Value):
+    """`nnx.split_rngs(splits=n)` as a decorator: the function below it sees rngs split n ways."""
+
+    splits: Value
+
+
+@dataclass(frozen=True)
+class StackLevel:
+    """One leading axis added by an `nnx.vmap` around the code that creates a layer."""
+
+    size: Value
+    axis: int
+    """Where the axis goes (`out_axes`)."""
+    has_metadata: bool
+    """Whether `transform_metadata` was given: only then does the annotation gain an entry."""
+    partition: Value
+    """The `nnx.PARTITION_NAME` entry the annotation gains (a name or None)."""
+    how: str
+    span: Span | None
+
+
+@dataclass(frozen=True)
+class StackV(Value):
+    """How the layers created in a context are stacked, outermost `nnx.vmap` first."""
+
+    levels: tuple[StackLevel, ...]
+
+
+# -- annotations -------------------------------------------------------------------------------
+
+
+@calls("flax.nnx.with_partitioning")
 def _with_partitioning(call: CallArgs) -> Value | None:
-    spec = call.get(1, "sharding", "names")
+    spec = call.get(1, "sharding")
     if spec is None:
         return None
     return InitializerV(
-        spec,
+        with_spans(spec, call.arg_node(1, "sharding"), call.frame),
         call.get(2, "mesh"),
-        call.get(None, "sharding_rules", "rules"),
+        call.get(None, "sharding_rules"),
         call.frame.span(call.node),
         origin=call.frame.origin("with_partitioning", call.node),
     )
+
+
+def with_spans(value: Value, node: ast.expr | None, frame: Frame) -> Value:
+    """A spec written as a tuple of names gets the spans of its entries, so a problem with one
+    entry is underlined there (a `P(...)` call has them already)."""
+    if not isinstance(value, Seq) or node is None:
+        return value
+    spec = spec_of(value)
+    if spec is None:
+        return value
+    entries: tuple[Span | None, ...] = ()
+    if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        entries = tuple(frame.span(element) for element in node.elts)
+    return SpecV(spec.spec, spec.unknown_entries, frame.span(node), entries, frame.module.path)
+
+
+@calls("flax.linen.logical_to_mesh_axes")
+def _logical_to_mesh_axes(call: CallArgs) -> Value | None:
+    """Linen's in-order rule walk, when the rules are passed (the context rules are not visible
+    to an expression)."""
+    names = spec_of(call.get(0, "array_dim_names"))
+    rules = read_rules(call.get(1, "rules"), f"rules at line {call.frame.line_of(call.node) + 1}")
+    if names is None or rules is None:
+        return None
+    translation = linen_translate(names.spec, rules)
+    unknown = tuple(sorted({*names.unknown_entries, *translation.unresolved}))
+    return SpecV(translation.spec, unknown, call.frame.span(call.node), path=call.frame.module.path)
+
+
+# -- initializers ------------------------------------------------------------------------------
+
+
+_INITIALIZERS = (
+    _INITIALIZER,
+    *(f"{module}.{name}" for module in _INITIALIZER_MODULES for name in _INITIALIZER_FUNCTIONS),
+)
+
+
+@calls(*(f"{module}.{name}" for module in _INITIALIZER_MODULES for name in _INITIALIZER_FACTORIES))
+def _initializer_factory(call: CallArgs) -> Value | None:
+    return Ref(_INITIALIZER)
+
+
+@calls(*_INITIALIZERS)
+def _initialize(call: CallArgs) -> Value | None:
+    """`init(key, shape, dtype, out_sharding)`: the array an initializer makes (float32 unless a
+    dtype is given)."""
+    return ArrayV(
+        shape_of(call.get(1, "shape")),
+        dtype_of(call.get(2, "dtype"), call.library.environment.x64) or FLOAT32,
+        sharding_of(call.get(3, "out_sharding")),
+    )
+
+
+@calls("functools.partial")
+def _partial_initializer(call: CallArgs) -> Value | None:
+    """Only `partial(initializer, out_sharding=...)`; other partials stay unknown here."""
+    initializer = call.args[0] if call.args else None
+    sharding = call.kwargs.get("out_sharding")
+    if not (isinstance(initializer, Ref) and initializer.qualname in _INITIALIZERS) or sharding is None:
+        return None
+    return ShardedInitializerV(sharding, origin=call.frame.origin("partial", call.node))
+
+
+# -- random keys (only their count matters: it is the size of a stack) -------------------------
+
+
+@calls("flax.nnx.Rngs")
+def _rngs(call: CallArgs) -> Value | None:
+    return RngsV()
+
+
+@methods(RngsV, "fork", "split")
+def _split_rngs_method(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    split = call.get(0, "split", "k")
+    return RngsV(split if split is not None and not is_none(split) else None)
+
+
+@methods(RngsV, "params", "dropout", "default")
+def _key(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    return ArrayV(())
+
+
+@calls("jax.random.key", "jax.random.PRNGKey")
+def _random_key(call: CallArgs) -> Value | None:
+    return ArrayV(() if call.qualname.endswith(".key") else (Const(2),))
+
+
+@calls("jax.random.split")
+def _random_split(call: CallArgs) -> Value | None:
+    key = call.get(0, "key")
+    count = call.get(1, "num") or Const(2)
+    rest = key.shape if isinstance(key, ArrayV) and key.shape is not None else ()
+    return ArrayV((*(count.items if isinstance(count, Seq) else (count,)), *rest))
+
+
+@attributes
+def _partition_name(
+    library: Library, evaluator: object, base: Value, attr: str, frame: object
+) -> Value | None:
+    if attr == "PARTITION_NAME" and isinstance(base, Ref) and base.qualname in ("flax.nnx", "flax.nnx.spmd"):
+        return Const(PARTITION_NAME)
+    return None
+
+
+# -- transforms --------------------------------------------------------------------------------
+
+
+@calls("flax.nnx.vmap")
+def _vmap(call: CallArgs) -> Value | None:
+    return VmapV(
+        call.get(None, "in_axes") or Const(0),
+        call.get(None, "out_axes") or Const(0),
+        call.get(None, "transform_metadata"),
+        call.frame.span(call.node),
+        origin=call.frame.origin("nnx.vmap", call.node),
+    )
+
+
+@calls("flax.nnx.split_rngs")
+def _split_rngs(call: CallArgs) -> Value | None:
+    splits = call.get(None, "splits")
+    return SplitRngsV(splits) if splits is not None else None
+
+
+def stacked_context(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    defined: Frame,
+    arguments: Mapping[str, Value],
+    outer: Value | None,
+    wrapper: Value | None = None,
+) -> Value | None:
+    """The stacking inside `info` when it runs with these arguments: the caller's stacking plus a
+    level for each `nnx.vmap` around it (decorators, evaluated in `defined`, the frame where the
+    function is defined; or `wrapper` for `nnx.vmap(f)(...)`).
+
+    The size of a level is the split of the rngs an enclosing `nnx.split_rngs(splits=n)` makes,
+    else the leading size of a mapped argument (`rngs.fork(split=n)`, `jax.random.split(key, n)`).
+    """
+    transforms = [wrapper] if wrapper is not None else []
+    transforms += [evaluator.evaluate(d, defined) for d in info.node.decorator_list]
+    levels: list[StackLevel] = []
+    splits: Value | None = None
+    for transform in transforms:
+        if isinstance(transform, SplitRngsV):
+            splits = _leading(ArrayV(shape_of(transform.splits)))
+        elif isinstance(transform, VmapV):
+            size = splits or _mapped_size(info, arguments, transform.in_axes)
+            levels.append(_level(transform, size))
+    if not levels:
+        return outer
+    before = outer.levels if isinstance(outer, StackV) else ()
+    return StackV(before + tuple(levels))
+
+
+def _level(vmap: VmapV, size: Value) -> StackLevel:
+    metadata = vmap.transform_metadata
+    partition = metadata.get(PARTITION_NAME) if isinstance(metadata, DictV) else None
+    has_metadata = metadata is not None and not is_none(metadata)
+    where = f"nnx.vmap at line {vmap.span.line + 1}" if vmap.span else "nnx.vmap"
+    return StackLevel(
+        size,
+        as_int(vmap.out_axes) or 0,
+        has_metadata,
+        partition if partition is not None else Unknown("transform_metadata without partition_name"),
+        where,
+        vmap.span,
+    )
+
+
+def _mapped_size(info: FunctionInfo, arguments: Mapping[str, Value], in_axes: Value) -> Value:
+    """The leading size of the first argument `in_axes` maps (0 maps every argument)."""
+    positional = [a.arg for a in (*info.node.args.posonlyargs, *info.node.args.args)]
+    axes = in_axes.items if isinstance(in_axes, Seq) else (in_axes,) * len(positional)
+    for name, axis in zip(positional, axes):
+        if is_none(axis):
+            continue
+        size = _leading(arguments.get(name), as_int(axis) or 0)
+        if size is not None:
+            return size
+    return Unknown("number of stacked layers", symbol="num_layers")
+
+
+def _leading(value: Value | None, axis: int = 0) -> Value | None:
+    """The size along `axis` of split rngs or an array of keys, when it is written down."""
+    if isinstance(value, RngsV):
+        value = ArrayV(shape_of(value.split)) if value.split is not None else None
+    if isinstance(value, ArrayV) and value.shape is not None and axis < len(value.shape):
+        return value.shape[axis]
+    return None
+
+
+def is_none(value: Value) -> bool:
+    """A literal `None` (an argument given as None counts as not given)."""
+    return isinstance(value, Const) and value.value is None

@@ -10,6 +10,6 @@ def load() -> None:
     global _loaded
     if _loaded:
         return
-    from shardls.analysis.recognizers import meshes, placement  # noqa: F401
+    from shardls.analysis.recognizers import jit, meshes, nnx, placement, shard_map  # noqa: F401
 
     _loaded = True

@@ -1,0 +1,67 @@
+"""`jax.jit` and `jax.shard_map` as values: a wrapped function that remembers how it was wrapped,
+so that its calls (`step(x)`, `step.lower(x)`) can be traced back to the shardings.
+
+Calling a jitted function gives what the function returns (jit keeps shapes); so does
+`.eval_shape(...)`. A shard_mapped function's result depends on the mesh, which may come from
+the caller's `jax.set_mesh` context the interpreter does not see, so it stays unknown here; the
+shard_map recognizer computes it where the context is known.
+"""
+
+from __future__ import annotations
+
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
+
+WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
+    # `pjit` is canonicalised to `jax.jit`; only it takes the shardings positionally.
+    "jax.jit": ("fun", "in_shardings", "out_shardings"),
+    "jax.shard_map": ("f",),
+    "jax.experimental.shard_map.shard_map": ("f", "mesh", "in_specs", "out_specs", "check_rep"),
+}
+"""The positional parameters of each wrapper (the others are keyword-only)."""
+
+WRAPPED_METHODS = ("eval_shape", "lower", "trace")
+"""Methods of a jitted function that take the function's arguments."""
+
+
+def wrapper_arguments(api: str, args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
+    """A wrapper call's arguments by JAX's parameter names."""
+    found = dict(zip(WRAPPER_PARAMETERS[api], args))
+    found.update(kwargs)
+    return found
+
+
+@calls(*WRAPPER_PARAMETERS)
+def _wrap(call: CallArgs) -> Value | None:
+    function_parameter = WRAPPER_PARAMETERS[call.qualname][0]
+    func = wrapper_arguments(call.qualname, call.args, call.kwargs).get(function_parameter)
+    if func is None:
+        return None  # the decorator-factory form, e.g. `jax.shard_map(mesh=..., ...)`
+    return BoundMethod(TransformedV(call.qualname, func, call.node), "__call__")
+
+
+@methods(TransformedV, "__call__", *WRAPPED_METHODS)
+def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    wrapped = method.base
+    assert isinstance(wrapped, TransformedV)
+    if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
+        return None
+    return call.evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
+
+
+@attributes
+def _wrapped_method(
+    library: Library, evaluator: object, base: Value, attr: str, frame: object
+) -> Value | None:
+    """`step.lower` where `step` is the `__call__` of a wrapped function."""
+    if isinstance(base, BoundMethod) and isinstance(base.base, TransformedV) and attr in WRAPPED_METHODS:
+        return BoundMethod(base.base, attr)
+    return None
+
+
+@calls("jax.lax.psum", "jax.lax.pmean", "jax.lax.pmax", "jax.lax.pmin", "jax.lax.ppermute")
+def _collective(call: CallArgs) -> Value | None:
+    """Collectives over mesh axes keep the shape of their operand (common in shard_map bodies)."""
+    operand = call.get(0, "x")
+    return operand if isinstance(operand, ArrayV) else None

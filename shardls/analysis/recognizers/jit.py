@@ -1,0 +1,217 @@
+"""`jax.jit(f, in_shardings=..., out_shardings=...)`, its decorator forms and legacy `pjit`.
+
+Where JAX checks what (reference §1.4, §3.3): a `NamedSharding` is checked against its mesh where
+it is built, and `jit` rejects `P.UNCONSTRAINED` as soon as it is applied; shapes meet the
+shardings only when the jitted function is called, and a bare `P` takes the context mesh of that
+call. So each sharding gets a site where it is written, and a layout per argument and per output
+at every call visible in the file (the output's shape from evaluating the function's return).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.facts import SiteKind
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.convert import sharding_of
+from shardls.analysis.recognizers.wrapped import (
+    SHAPE_CODES,
+    Application,
+    CallSite,
+    Pair,
+    application_of,
+    at_call,
+    binds,
+    body_result,
+    call_sites,
+    caller_walker,
+    output_pairs,
+    pair_arguments,
+    pair_span,
+    positional_arguments,
+    quiet_mesh,
+)
+from shardls.analysis.sites import SiteBuilder, recognizes
+from shardls.analysis.values import ArrayV, Const, FunctionV, MeshV, Seq, ShardingV, Value, as_int, as_str
+from shardls.analysis.walker import Context, Visit
+from shardls.core import AxisType, Problem, UsageContext
+
+_PREDICTED = (
+    "out_shardings not given: XLA keeps the sharding of the argument this output is an elementwise "
+    "function of (predicted)"
+)
+
+
+# `pjit` is canonicalised to `jax.jit`; its own name is listed so that calls spelled `pjit(...)`
+# are looked at.
+@recognizes("jax.jit", "jax.experimental.pjit.pjit")
+def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    app = application_of(builder.evaluator, visit, call.qualname, call.args, call.kwargs)
+    if app is None or (app.get("in_shardings") is None and app.get("out_shardings") is None):
+        return
+    sites = call_sites(caller_walker(builder, visit), app, 0)
+    _written(builder, app, called=bool(sites))
+    for site in sites:
+        _inputs(builder, app, site)
+        _outputs(builder, app, site)
+
+
+@binds("jax.jit")
+def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[str, Value], Context]:
+    """Inside jit the parameters have the shapes of the arguments (and their in_shardings)."""
+    return _locals(evaluator, app, site), site.visit.context
+
+
+# -- where the shardings are written -------------------------------------------------------------
+
+
+def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
+    """A site for each sharding where the jit call writes it. A bare `P` is checked only where
+    the function is called (against that call's context mesh), unless no call is visible; the
+    output's shape is used only then too, since JAX checks it at the call."""
+    names = [n for i, n in enumerate(app.parameters) if i not in _static_positions(app)]
+    inputs = pair_arguments(app.get("in_shardings"), app.node("in_shardings"), [], names)
+    result = None if called else body_result(builder.evaluator, app, {})
+    outputs = output_pairs(
+        app.get("out_shardings"), app.node("out_shardings"), result, None, f"{app.name}(...)"
+    )
+    visit = app.visit
+    call_span = visit.frame.span(visit.call)
+    for kind, pairs in ((SiteKind.JIT_IN, inputs), (SiteKind.JIT_OUT, outputs)):
+        for pair in pairs:
+            sharding = sharding_of(pair.spec)
+            if sharding is None or (called and sharding.mesh is None):
+                continue
+            span = visit.frame.span(pair.spec_node) if pair.spec_node is not None else call_span
+            mesh = (
+                builder.select_mesh(sharding, visit, UsageContext.JIT, span)
+                if sharding.mesh is not None
+                else quiet_mesh(builder, visit, span)
+            )
+            shape = pair.value.shape if pair.value is not None else None
+            dtype = pair.value.dtype if pair.value is not None else None
+            builder.add_layout(
+                kind, visit, span, pair.label or app.name, sharding.spec, shape, dtype, UsageContext.JIT, mesh
+            )
+
+
+# -- at a call -----------------------------------------------------------------------------------
+
+
+def _inputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
+    for pair in _input_pairs(app, site):
+        _at_call(builder, site, SiteKind.JIT_IN, pair)
+
+
+def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
+    specs = app.get("out_shardings")
+    result = body_result(builder.evaluator, app, _locals(builder.evaluator, app, site))
+    default = f"{app.name}(...)"
+    if specs is not None:
+        for pair in output_pairs(specs, app.node("out_shardings"), result, site, default):
+            _at_call(builder, site, SiteKind.JIT_OUT, pair)
+        return
+    # No out_shardings: pair every array of the result with a placeholder, keep the sharded ones.
+    for pair in output_pairs(Const(None), None, result, site, default):
+        if pair.value is not None and pair.value.sharding is not None:
+            _at_call(builder, site, SiteKind.JIT_OUT, replace(pair, spec=pair.value.sharding), predicted=True)
+
+
+def _at_call(
+    builder: SiteBuilder, site: CallSite, kind: SiteKind, pair: Pair, predicted: bool = False
+) -> None:
+    """A layout for one sharding leaf at a call. Its problems are reported at the call, except
+    those a NamedSharding already raised where it was built (and none for a prediction)."""
+    sharding = sharding_of(pair.spec)
+    if sharding is None:
+        return  # `None` (unspecified) or a value that is not known to be a sharding
+    visit = site.visit
+    call_span = visit.frame.span(visit.call)
+    mesh = builder.select_mesh(sharding, visit, UsageContext.JIT, call_span)
+    superseded: Callable[[Problem], bool] | None = None
+    if predicted:
+        superseded = _every_problem
+    elif sharding.mesh is not None:
+        superseded = _construction_problem
+    array = pair.value
+    builder.add_layout(
+        kind,
+        visit,
+        pair_span(visit.frame, pair, call_span),
+        pair.label,
+        at_call(sharding.spec),
+        array.shape if array is not None else None,
+        array.dtype if array is not None else None,
+        UsageContext.JIT,
+        mesh,
+        assumptions=(_PREDICTED,) if predicted else (),
+        superseded=superseded,
+    )
+
+
+def _construction_problem(problem: Problem) -> bool:
+    return problem.code not in SHAPE_CODES
+
+
+def _every_problem(problem: Problem) -> bool:
+    return True
+
+
+def _input_pairs(app: Application, site: CallSite) -> list[Pair]:
+    arguments = positional_arguments(app, site, _static_positions(app))
+    return pair_arguments(app.get("in_shardings"), app.node("in_shardings"), arguments)
+
+
+def _locals(evaluator: Evaluator, app: Application, site: CallSite) -> dict[str, Value]:
+    """The parameters inside the function. On Auto axes an argument takes its in_sharding (on
+    Explicit axes jit does not change the type of a numpy argument, reference §3.3)."""
+    if isinstance(app.function, FunctionV):
+        function = app.function.func
+        receiver = site.receiver or app.receiver
+        bound = evaluator.bind_arguments(function, site.args, site.kwargs, receiver, site.visit.frame)
+    else:
+        bound = dict(zip(app.parameters, site.args))
+    for pair in _input_pairs(app, site):
+        sharding = _auto_sharding(pair.spec, site)
+        if pair.value is not None and pair.value is bound.get(pair.label) and sharding is not None:
+            bound[pair.label] = ArrayV(pair.value.shape, pair.value.dtype, sharding)
+    return bound
+
+
+def _auto_sharding(spec: Value, site: CallSite) -> ShardingV | None:
+    """The sharding a jit input gets, with its mesh, when every mesh axis is Auto."""
+    sharding = sharding_of(spec)
+    if sharding is None:
+        return None
+    context = site.visit.context.mesh
+    mesh: MeshV | None = sharding.mesh
+    if mesh is None and context is not None and not context.legacy:
+        mesh = context.mesh
+    if mesh is None or any(t is not AxisType.AUTO for t in mesh.mesh.axis_types):
+        return None
+    return ShardingV(sharding.spec, mesh)
+
+
+def _static_positions(app: Application) -> frozenset[int]:
+    """Positions among the caller's arguments of `static_argnums`/`static_argnames`: they take
+    no sharding. (jit numbers a decorated method's `self` too, which callers do not pass.)"""
+    positions: set[int] = set()
+    offset = 1 if app.receiver is not None else 0
+    for value in _items(app.get("static_argnums")):
+        number = as_int(value)
+        if number is not None and number >= offset:
+            positions.add(number - offset)
+    names = app.parameters
+    for value in _items(app.get("static_argnames")):
+        name = as_str(value)
+        if name in names:
+            positions.add(names.index(name))
+    return frozenset(positions)
+
+
+def _items(value: Value | None) -> tuple[Value, ...]:
+    if isinstance(value, Seq):
+        return value.items
+    return (value,) if isinstance(value, Const) else ()

@@ -1,0 +1,345 @@
+"""`jax.shard_map` (keyword-only, also a decorator factory), the legacy positional
+`jax.experimental.shard_map.shard_map(f, mesh, in_specs, out_specs)`, and their `partial` forms.
+
+Inside the function every argument is a per-device block: `NamedSharding(mesh, spec).shard_shape`
+of its global shape, which must divide evenly (reference §5). What the function returns is a block
+too; its global shape is the block times the sizes of the mesh axes in `out_specs`. The mesh is
+`mesh=`, else the `jax.set_mesh` context where the function is called (JAX reads it then).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.facts import MeshFact, Related, SiteKind, Span
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.recognizers.wrapped import (
+    Application,
+    CallSite,
+    Pair,
+    application_of,
+    at_call,
+    binds,
+    body_result,
+    call_sites,
+    caller_walker,
+    output_pairs,
+    pair_arguments,
+    pair_span,
+    positional_arguments,
+    quiet_mesh,
+)
+from shardls.analysis.sites import SiteBuilder, recognizes
+from shardls.analysis.values import (
+    ArrayV,
+    Const,
+    MeshV,
+    Origin,
+    Seq,
+    SetV,
+    SpecV,
+    Unknown,
+    Value,
+    as_int,
+    as_str,
+)
+from shardls.analysis.walker import Context, MeshContext, Visit
+from shardls.core import (
+    FLOAT32,
+    AxisType,
+    Mesh,
+    Problem,
+    Severity,
+    UsageContext,
+    compute_layout,
+    resolve_mesh,
+)
+from shardls.core.spec import entry_axes
+
+SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map")
+_USAGE = UsageContext.SHARD_MAP
+
+
+@recognizes(*SHARD_MAP_APIS)
+def shard_map(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    app = application_of(builder.evaluator, visit, call.qualname, call.args, call.kwargs)
+    if app is None:
+        return
+    sites = call_sites(caller_walker(builder, visit), app, 0)
+    for site in sites:
+        _called(builder, app, site)
+    if not sites:
+        _uncalled(builder, app)
+
+
+@binds(*SHARD_MAP_APIS)
+def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[str, Value], Context]:
+    """Inside the function each parameter is its argument's per-device block, and the context
+    mesh is the shard_map's with the manual axes typed Manual (as `get_abstract_mesh()` shows
+    there, so `with_sharding_constraint` may only name the other, Auto, axes)."""
+    context = site.visit.context
+    mesh_value = _mesh_value(app, context)
+    if mesh_value is None:
+        return _blocks(app, _input_pairs(app, site), None), context
+    mesh = resolve_mesh(mesh_value.mesh, mesh_value.device_count or _device_count(evaluator))[0]
+    line = app.visit.frame.line_of(app.visit.call) + 1
+    inside = MeshContext(
+        _manual_mesh(mesh_value, _manual_axes(app)),
+        f"inside the shard_map of {app.name} at line {line}",
+        app.visit.frame.span(app.visit.call),
+    )
+    return _blocks(app, _input_pairs(app, site), mesh), replace(context, meshes=(*context.meshes, inside))
+
+
+# -- at a call: blocks, output, mesh -------------------------------------------------------------
+
+
+def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
+    visit = site.visit
+    call_span = visit.frame.span(visit.call)
+    mesh = _site_mesh(builder, app, site, call_span)
+    resolved = mesh.mesh if mesh is not None and mesh.mesh.is_resolved else None
+    pairs = _input_pairs(app, site)
+    for pair in pairs:
+        span = pair_span(visit.frame, pair, call_span)
+        _place(builder, app, visit, SiteKind.SHARD_MAP_IN, _at_call(pair), pair.value, span, mesh)
+    result = body_result(builder.evaluator, app, _blocks(app, pairs, resolved))
+    for pair in output_pairs(app.get("out_specs"), app.node("out_specs"), result, site, f"{app.name}(...)"):
+        global_ = _global_output(resolved, pair)
+        _place(builder, app, visit, SiteKind.SHARD_MAP_OUT, _at_call(pair), global_, call_span, mesh)
+
+
+def _at_call(pair: Pair) -> Pair:
+    """JAX checks the specs when the function is called: their problems are reported there."""
+    return replace(pair, spec=at_call(pair.spec)) if isinstance(pair.spec, SpecV) else pair
+
+
+def _input_pairs(app: Application, site: CallSite) -> list[Pair]:
+    """in_specs matched to the arguments; with in_specs omitted (allowed on Explicit axes) JAX
+    takes each argument's own spec."""
+    arguments = positional_arguments(app, site)
+    if "in_specs" in app.arguments:
+        return pair_arguments(app.get("in_specs"), app.node("in_specs"), arguments)
+    return [
+        Pair(value.sharding.spec, None, value, node, label)
+        for value, node, label in arguments
+        if isinstance(value, ArrayV) and value.sharding is not None
+    ]
+
+
+def _site_mesh(builder: SiteBuilder, app: Application, site: CallSite, span: Span) -> MeshFact | None:
+    """`mesh=` (which must match the context mesh, SH211), else the context mesh at the call;
+    with neither JAX fails ("The context mesh cannot be empty"), SH202."""
+    context = site.visit.context.mesh
+    declared = app.get("mesh")
+    if isinstance(declared, MeshV):
+        fact = replace(builder.mesh_fact(declared), selection="the mesh argument of shard_map")
+        if context is not None and not context.legacy:
+            _check_context_mesh(builder, app, fact, builder.mesh_fact(context.mesh), site, span)
+        return fact
+    if declared is not None:
+        fallback = builder.fallback_for(span)
+        return (
+            replace(fallback, selection=f"mesh= is not known; assumed {fallback.selection}")
+            if fallback
+            else None
+        )
+    if context is not None and not context.legacy:
+        return replace(builder.mesh_fact(context.mesh), selection=context.how)
+    legacy = " (the deprecated `with mesh:` does not count)" if context is not None else ""
+    builder.report(
+        span,
+        Problem(
+            "SH202",
+            Severity.ERROR,
+            'shard_map has no mesh= and there is no context mesh here (JAX: "The context mesh cannot '
+            f'be empty"){legacy}; pass mesh= or call it under `with jax.set_mesh(mesh):`',
+        ),
+    )
+    return builder.fallback_for(span)
+
+
+def _check_context_mesh(
+    builder: SiteBuilder, app: Application, given: MeshFact, current: MeshFact, site: CallSite, span: Span
+) -> None:
+    """JAX raises at the call when `mesh=` differs from the context mesh there."""
+    context = site.visit.context.mesh
+    if context is None or _identity(given.mesh) == _identity(current.mesh):
+        return
+    node = app.node("mesh")
+    given_at = app.visit.frame.span(node if node is not None else app.visit.call)
+    builder.report(
+        span,
+        Problem(
+            "SH211",
+            Severity.ERROR,
+            f"shard_map is given the mesh ({given.mesh.describe()}) but is called under {context.how}, "
+            f"whose mesh is ({current.mesh.describe()}); JAX requires the two to match",
+        ),
+        (
+            Related(given_at, "the mesh given to shard_map"),
+            Related(context.span, "the context mesh is set here"),
+        ),
+    )
+
+
+def _identity(mesh: Mesh) -> tuple[object, ...]:
+    """What JAX compares: axis names, sizes and types, and the devices."""
+    return (mesh.axis_names, mesh.axis_sizes, mesh.axis_types, mesh.device_ids)
+
+
+# -- without a visible call: the specs alone ---------------------------------------------------------
+
+
+def _uncalled(builder: SiteBuilder, app: Application) -> None:
+    visit = app.visit
+    call_span = visit.frame.span(visit.call)
+    declared = app.get("mesh")
+    mesh = (
+        replace(builder.mesh_fact(declared), selection="the mesh argument of shard_map")
+        if isinstance(declared, MeshV)
+        else quiet_mesh(builder, visit, call_span)
+    )
+    in_pairs = pair_arguments(app.get("in_specs"), app.node("in_specs"), [])
+    out_pairs = output_pairs(app.get("out_specs"), app.node("out_specs"), None, None, f"{app.name}(...)")
+    for kind, pairs in ((SiteKind.SHARD_MAP_IN, in_pairs), (SiteKind.SHARD_MAP_OUT, out_pairs)):
+        for pair in pairs:
+            span = visit.frame.span(pair.spec_node) if pair.spec_node is not None else call_span
+            _place(builder, app, visit, kind, pair, None, span, mesh)
+
+
+# -- shapes ------------------------------------------------------------------------------------------
+
+
+def _place(
+    builder: SiteBuilder,
+    app: Application,
+    visit: Visit,
+    kind: SiteKind,
+    pair: Pair,
+    array: ArrayV | None,
+    span: Span,
+    mesh: MeshFact | None,
+) -> None:
+    """A site for one spec of in_specs/out_specs (an entry that is not a P is left alone)."""
+    if not isinstance(pair.spec, SpecV):
+        return
+    shape = array.shape if array is not None else None
+    dtype = array.dtype if array is not None else None
+    notes = _compiler_axes(app, mesh) if kind is SiteKind.SHARD_MAP_OUT else ()
+    builder.add_layout(
+        kind, visit, span, pair.label or None, pair.spec, shape, dtype, _USAGE, mesh, assumptions=notes
+    )
+    _check_manual_axes(builder, app, pair.spec, span)
+
+
+def _compiler_axes(app: Application, mesh: MeshFact | None) -> tuple[str, ...]:
+    """In partial manual mode out_specs lay the output out over the manual axes only; the other
+    axes keep whatever layout the body gave it (e.g. by with_sharding_constraint)."""
+    manual = _manual_axes(app)
+    others = [a for a in mesh.mesh.axis_names if manual is not None and a not in manual] if mesh else []
+    if not others:
+        return ()
+    return (f"out_specs lay out only the manual axes; the output may also be split over {', '.join(others)}",)
+
+
+def _blocks(app: Application, pairs: list[Pair], mesh: Mesh | None) -> dict[str, Value]:
+    """The value of each parameter inside the function: its argument's block."""
+    blocks = {pair.label: _block(pair, mesh) for pair in pairs}
+    return {name: blocks.get(name, Unknown(f"block of {name} in shard_map")) for name in app.parameters}
+
+
+def _block(pair: Pair, mesh: Mesh | None) -> Value:
+    array = pair.value
+    if isinstance(pair.spec, Const) and pair.spec.value is None:
+        return array or Unknown("an argument of unknown shape")  # `in_specs=None`: the whole array
+    dims = _int_dims(array)
+    if mesh is None or not isinstance(pair.spec, SpecV) or array is None or dims is None:
+        return Unknown(f"block of {pair.label} in shard_map")
+    layout = compute_layout(mesh, pair.spec.spec, dims, array.dtype or FLOAT32, _USAGE)
+    if layout.shard_shape is None:
+        return Unknown(f"{pair.label} does not split into blocks (see the shard_map diagnostics)")
+    origin = Origin(f"block of {pair.label} in shard_map by {pair.spec.spec.display()}")
+    return ArrayV(tuple(Const(n, origin=origin) for n in layout.shard_shape), array.dtype)
+
+
+def _global_output(mesh: Mesh | None, pair: Pair) -> ArrayV | None:
+    """out_d = block_d × Π sizes(out_specs[d] axes) (reference §5)."""
+    block = pair.value
+    dims = _int_dims(block)
+    if mesh is None or block is None or dims is None or not isinstance(pair.spec, SpecV):
+        return None
+    spec = pair.spec.spec
+    origin = Origin(f"shard_map output block × the mesh axes of {spec.display()}")
+    sizes = mesh.sizes_by_name
+    shape = tuple(
+        Const(n * math.prod(sizes.get(a, 1) for a in entry_axes(entry) if isinstance(a, str)), origin=origin)
+        for n, entry in zip(dims, spec.padded(len(dims)))
+    )
+    return ArrayV(shape, block.dtype)
+
+
+def _int_dims(array: ArrayV | None) -> tuple[int, ...] | None:
+    """The array's shape when every dimension is a known integer."""
+    dims = [as_int(d) for d in array.shape] if array is not None and array.shape is not None else [None]
+    known = tuple(d for d in dims if d is not None)
+    return known if len(known) == len(dims) else None
+
+
+# -- meshes and manual axes --------------------------------------------------------------------------
+
+
+def _mesh_value(app: Application, context: Context) -> MeshV | None:
+    """The mesh JAX uses for a call in `context`, when the analysis knows it."""
+    declared = app.get("mesh")
+    if isinstance(declared, MeshV):
+        return declared
+    current = context.mesh
+    return current.mesh if current is not None and not current.legacy and declared is None else None
+
+
+def _manual_mesh(value: MeshV, manual: frozenset[str] | None) -> MeshV:
+    mesh = value.mesh
+    types = tuple(
+        AxisType.MANUAL if manual is None or name in manual else kind
+        for name, kind in zip(mesh.axis_names, mesh.axis_types)
+    )
+    return replace(value, mesh=replace(mesh, axis_types=types))
+
+
+def _device_count(evaluator: Evaluator) -> int | None:
+    library = evaluator.library
+    return as_int(library.environment.device_count) if isinstance(library, Library) else None
+
+
+def _manual_axes(app: Application) -> frozenset[str] | None:
+    """`axis_names={...}` (partial manual mode); None when every mesh axis is manual."""
+    value = app.get("axis_names")
+    if not isinstance(value, (SetV, Seq)) or not value.items:
+        return None
+    names = [as_str(item) for item in value.items]
+    return frozenset(n for n in names if n is not None)
+
+
+def _check_manual_axes(builder: SiteBuilder, app: Application, spec: SpecV, span: Span) -> None:
+    """In partial manual mode the specs may only name the manual axes."""
+    manual = _manual_axes(app)
+    if manual is None:
+        return
+    for index, entry in enumerate(spec.spec.entries):
+        for axis in entry_axes(entry):
+            if isinstance(axis, str) and axis not in manual:
+                entry_span = spec.entry_spans[index] if index < len(spec.entry_spans) else None
+                builder.report(
+                    entry_span or spec.span or span,
+                    Problem(
+                        "SH005",
+                        Severity.ERROR,
+                        f"{axis!r} in {spec.spec.display()} is not a manual axis of this shard_map "
+                        f"(axis_names={{{', '.join(repr(a) for a in sorted(manual))}}}); "
+                        "its specs may only name manual axes",
+                        {"axis": axis, "suggestion": None},
+                    ),
+                )

@@ -1,0 +1,534 @@
+"""Functions wrapped by `jax.jit` / `jax.shard_map`, shared by their recognizers.
+
+A wrapper is applied as a call (`step = jax.jit(f, ...)`), as a decorator (`@jax.shard_map(...)`,
+`@partial(jax.jit, ...)`) or by the legacy APIs; its shardings only meet shapes where the wrapped
+function is called. This module finds those calls, pairs the sharding pytrees with the
+arguments the way JAX does (a pytree prefix), evaluates what the function returns, and tells the
+walker how the wrapped function's body runs (its parameters bound as the wrapper passes them).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.facts import MeshFact, Span
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
+from shardls.analysis.scopes import FunctionInfo
+from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    DictV,
+    FunctionV,
+    Ref,
+    Seq,
+    SpecV,
+    TransformedV,
+    Unknown,
+    Value,
+    options,
+)
+from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts
+
+_ANY = re.compile("")
+
+
+@dataclass(frozen=True)
+class Application:
+    """One application of a wrapper, with its arguments by JAX's parameter names."""
+
+    api: str
+    """`jax.jit`, `jax.shard_map` or `jax.experimental.shard_map.shard_map`."""
+    visit: Visit
+    """The wrapper call (or the `partial(...)` call) and where it runs."""
+    arguments: Mapping[str, Value]
+    nodes: Mapping[str, ast.expr]
+    function: Value | None
+    definition: ast.FunctionDef | ast.AsyncFunctionDef | None
+    """The decorated `def`, when the wrapper is a decorator."""
+
+    def get(self, name: str) -> Value | None:
+        return self.arguments.get(name)
+
+    def node(self, name: str) -> ast.expr | None:
+        return self.nodes.get(name)
+
+    @property
+    def name(self) -> str:
+        """The wrapped function's name, for naming sites (`f(x)`)."""
+        if isinstance(self.function, FunctionV):
+            return self.function.func.name
+        node = self.node(WRAPPER_PARAMETERS[self.api][0])
+        if isinstance(node, ast.Lambda):
+            return "<lambda>"
+        return ast.unparse(node) if node is not None else "<function>"
+
+    @property
+    def lambda_node(self) -> ast.Lambda | None:
+        node = self.node(WRAPPER_PARAMETERS[self.api][0])
+        return node if isinstance(node, ast.Lambda) else None
+
+    @property
+    def parameters(self) -> list[str]:
+        """The wrapped function's positional parameter names, the ones its callers pass (not a
+        method's `self`); empty when the function is not visible."""
+        if isinstance(self.function, FunctionV):
+            args = self.function.func.node.args
+        elif self.lambda_node is not None:
+            args = self.lambda_node.args
+        else:
+            return []
+        names = [a.arg for a in [*args.posonlyargs, *args.args]]
+        return names[1:] if self.receiver is not None else names
+
+    @property
+    def receiver(self) -> Value | None:
+        """What a method's first parameter is bound to (its instance or class), for a method."""
+        function = self.function
+        if not isinstance(function, FunctionV) or function.func.kind not in ("method", "classmethod"):
+            return None
+        return function.bound or Unknown(f"the receiver of {function.func.qualname}()")
+
+    @property
+    def bound_name(self) -> str | None:
+        """The name the wrapped function is called by: the decorated `def`, or the assignment
+        (also of an outer wrapper, as in `step = jax.jit(jax.shard_map(f, ...))`)."""
+        if self.definition is not None:
+            return self.definition.name
+        if self.visit.target is not None:
+            return self.visit.target
+        parent, statement = self.visit.parent, self.visit.statement
+        wrapped_again = parent is not None and bool(parent.args) and parent.args[0] is self.visit.call
+        if wrapped_again and isinstance(statement, ast.Assign) and statement.value is parent:
+            targets = statement.targets
+            return targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
+        return None
+
+    def is_wrapper(self, value: Value) -> bool:
+        """Whether a called value is this application's result, possibly wrapped again by jit."""
+        while isinstance(value, BoundMethod) and isinstance(value.base, TransformedV):
+            if value.base.node is self.visit.call:
+                return True
+            value = value.base.func
+        return (
+            isinstance(value, FunctionV)
+            and self.definition is not None
+            and value.func.node is self.definition
+        )
+
+
+def application_of(
+    evaluator: Evaluator, visit: Visit, qualname: str, args: list[Value], kwargs: dict[str, Value]
+) -> Application | None:
+    """The application a wrapper call (or `functools.partial(wrapper, ...)`) makes, if it wraps
+    a function here: given as its first argument, or the `def` it decorates."""
+    nodes: list[ast.expr] = list(visit.call.args)
+    if qualname == "functools.partial":
+        inner = args[0] if args else None
+        if not isinstance(inner, Ref) or inner.qualname not in WRAPPER_PARAMETERS:
+            return None
+        api, args, nodes = inner.qualname, args[1:], nodes[1:]
+    elif qualname in WRAPPER_PARAMETERS:
+        api = qualname
+    else:
+        return None
+    parameters = WRAPPER_PARAMETERS[api]
+    named = {k.arg: k.value for k in visit.call.keywords if k.arg is not None}
+    if not any(isinstance(n, ast.Starred) for n in nodes):
+        named.update(zip(parameters, nodes))
+    values = wrapper_arguments(api, args, kwargs)
+    definition = _decorated(visit)
+    function = values.get(parameters[0])
+    if definition is not None:
+        frame = visit.frame
+        info = evaluator.function_info(
+            definition, frame.module, frame.segment, frame.scope, frame.scope.owner
+        )
+        function = FunctionV(info)
+    if function is None:
+        return None
+    return Application(api, visit, values, named, function, definition)
+
+
+def _decorated(visit: Visit) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    statement = visit.statement
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        decorator is visit.call for decorator in statement.decorator_list
+    ):
+        return statement
+    return None
+
+
+@recognizes("functools.partial")
+def partial(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """`partial(jax.jit, ...)` / `partial(shard_map, ...)`: handled by the wrapper's recognizer."""
+    inner = call.args[0] if call.args else None
+    if isinstance(inner, Ref) and inner.qualname in WRAPPER_PARAMETERS:
+        recognizer = recognizer_for(inner.qualname)
+        if recognizer is not None:
+            recognizer(builder, visit, call)
+
+
+# -- call sites ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call of the wrapped function (`step(x)`, `f(x)`, `step.lower(x)`, `jit(f)(x)`)."""
+
+    visit: Visit
+    args: list[Value]
+    kwargs: dict[str, Value]
+    arg_nodes: tuple[ast.expr | None, ...]
+    receiver: Value | None = None
+    """The instance a wrapped method is called on (`trainer.step(x)`), when known."""
+
+    @property
+    def where(self) -> str:
+        return f"{_short(self.visit.call.func)}(...) at line {self.visit.frame.line_of(self.visit.call) + 1}"
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The names the call's result is assigned to: `y = f(x)` -> (y,), `a, b = f(x)` -> (a, b)."""
+        statement = self.visit.statement
+        if not isinstance(statement, (ast.Assign, ast.AnnAssign)) or statement.value is not self.visit.call:
+            return ()
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        elements = targets[0].elts if len(targets) == 1 and isinstance(targets[0], ast.Tuple) else targets
+        if len(targets) == 1 and all(isinstance(e, ast.Name) for e in elements):
+            return tuple(e.id for e in elements if isinstance(e, ast.Name))
+        return ()
+
+
+def caller_walker(builder: SiteBuilder, visit: Visit) -> Walker:
+    """A walker over the module of `visit`, used only to search for callers (which needs no
+    trigger patterns)."""
+    return Walker(builder.evaluator, visit.frame.module, _ANY, _ANY)
+
+
+def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
+    """The calls of the wrapped function visible in this module (at most MAX_CONTEXTS)."""
+    found = [_site(walker, visit, None) for visit in _direct_calls(app)]
+    name = app.bound_name
+    names = [name] if name is not None else []
+    if app.api == "jax.jit" and names:
+        names.extend(WRAPPED_METHODS)
+    for callee in names:
+        for visit in walker.calls_named(callee, depth):
+            if len(found) >= MAX_CONTEXTS:
+                return found
+            called = _called_value(walker.evaluator, app, visit)
+            if called is not None:
+                receiver = called.bound if isinstance(called, FunctionV) else None
+                found.append(_site(walker, visit, receiver))
+    return found
+
+
+def _direct_calls(app: Application) -> list[Visit]:
+    """`jax.jit(f, ...)(x)` and `jax.jit(f, ...).lower(x)`: the wrapper's result called at once."""
+    parent = app.visit.parent
+    if parent is None:
+        return []
+    func = parent.func
+    if func is app.visit.call or (
+        isinstance(func, ast.Attribute) and func.value is app.visit.call and func.attr in WRAPPED_METHODS
+    ):
+        visit = app.visit
+        return [Visit(parent, visit.frame, visit.context, visit.statement, None)]
+    return []
+
+
+def _called_value(evaluator: Evaluator, app: Application, visit: Visit) -> Value | None:
+    """What the call calls, when it is this application's result (else None)."""
+    func = visit.call.func
+    if isinstance(func, ast.Attribute) and func.attr in WRAPPED_METHODS:
+        func = func.value
+    return next((o for o in options(evaluator.evaluate(func, visit.frame)) if app.is_wrapper(o)), None)
+
+
+def _site(walker: Walker, visit: Visit, receiver: Value | None) -> CallSite:
+    args, kwargs = walker.arguments(visit.call, visit.frame)
+    starred = next((i for i, a in enumerate(visit.call.args) if isinstance(a, ast.Starred)), None)
+    nodes = tuple(a if starred is None or i < starred else None for i, a in enumerate(visit.call.args))
+    nodes += (None,) * (len(args) - len(nodes))
+    return CallSite(visit, args, kwargs, nodes[: len(args)], receiver)
+
+
+# -- pairing shardings with arguments -------------------------------------------------------------
+
+
+class Argument(NamedTuple):
+    """A value passed to (or returned by) the wrapped function, where it is written and its name."""
+
+    value: Value | None
+    node: ast.expr | None
+    label: str
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One leaf of a sharding pytree and one array it applies to (None when no call is visible)."""
+
+    spec: Value
+    spec_node: ast.expr | None
+    value: ArrayV | None
+    node: ast.expr | None
+    label: str
+
+
+def pair_arguments(
+    specs: Value | None,
+    specs_node: ast.expr | None,
+    arguments: Sequence[Argument],
+    names: Sequence[str] = (),
+) -> list[Pair]:
+    """Match shardings to the tuple of positional arguments as JAX does: a tuple gives one entry
+    per argument, anything else is a pytree prefix that applies to every argument. Entries with
+    no argument here are named after the parameters in `names`."""
+    if specs is None:
+        return []
+    if isinstance(specs, Seq):
+        pairs: list[Pair] = []
+        for index, item in enumerate(specs.items):
+            label = names[index] if index < len(names) else f"args[{index}]"
+            argument = arguments[index] if index < len(arguments) else Argument(None, None, label)
+            node = _element(specs_node, index, len(specs.items))
+            pairs.extend(pair_tree(item, node, argument))
+        return pairs
+    if not arguments:
+        return list(pair_tree(specs, specs_node, Argument(None, None, "")))
+    return [pair for argument in arguments for pair in pair_tree(specs, specs_node, argument)]
+
+
+def pair_tree(spec: Value, spec_node: ast.expr | None, argument: Argument) -> Iterator[Pair]:
+    """Pair a sharding pytree with a value pytree; a leaf applies to every array below it."""
+    value, node, label = argument
+    if isinstance(spec, Seq):
+        values = value.items if isinstance(value, Seq) and len(value.items) == len(spec.items) else None
+        for index, item in enumerate(spec.items):
+            child = Argument(
+                values[index] if values is not None else None,
+                _element(node, index, len(spec.items)),
+                f"{label}[{index}]",
+            )
+            yield from pair_tree(item, _element(spec_node, index, len(spec.items)), child)
+        return
+    if isinstance(spec, DictV):
+        for key, item in zip(spec.keys, spec.values):
+            name = key.value if isinstance(key, Const) else None
+            child_value = value.get(name) if isinstance(value, DictV) else None
+            yield from pair_tree(item, None, Argument(child_value, None, f"{label}[{name!r}]"))
+        return
+    arrays = list(_arrays(argument))
+    if not arrays:
+        yield Pair(spec, spec_node, None, node, label)
+    for array, array_node, array_label in arrays:
+        yield Pair(spec, spec_node, array, array_node, array_label)
+
+
+def output_pairs(
+    specs: Value | None,
+    specs_node: ast.expr | None,
+    result: Value | None,
+    site: CallSite | None,
+    default: str,
+) -> list[Pair]:
+    """Pair out_shardings/out_specs with what the function returns, each leaf named after the
+    variable it is assigned to (`y = f(x)`, `a, b = f(x)`), else `default` and its path."""
+    if specs is None:
+        return []
+    names = site.targets if site is not None else ()
+    node = site.visit.call if site is not None else None
+    pairs = pair_tree(specs, specs_node, Argument(result, node, ""))
+    return [replace(pair, label=_output_name(pair.label, names, default)) for pair in pairs]
+
+
+def _output_name(path: str, names: tuple[str, ...], default: str) -> str:
+    if len(names) == 1:
+        return names[0] + path
+    match = re.match(r"\[(\d+)\]", path)
+    if match is not None and int(match.group(1)) < len(names):
+        return names[int(match.group(1))] + path[match.end() :]
+    return default + path
+
+
+def _arrays(argument: Argument) -> Iterator[tuple[ArrayV, ast.expr | None, str]]:
+    value, node, label = argument
+    if isinstance(value, ArrayV):
+        yield value, node, label
+    elif isinstance(value, Seq):
+        for index, item in enumerate(value.items):
+            yield from _arrays(Argument(item, _element(node, index, len(value.items)), f"{label}[{index}]"))
+    elif isinstance(value, DictV):
+        for key, item in zip(value.keys, value.values):
+            name = key.value if isinstance(key, Const) else "?"
+            yield from _arrays(Argument(item, None, f"{label}[{name!r}]"))
+
+
+def _element(node: ast.expr | None, index: int, length: int) -> ast.expr | None:
+    """The source of one item of a literal tuple or list (None when it is not written out)."""
+    if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == length:
+        element = node.elts[index]
+        return None if isinstance(element, ast.Starred) else element
+    return None
+
+
+def positional_arguments(
+    app: Application, site: CallSite | None, skip: frozenset[int] = frozenset()
+) -> list[Argument]:
+    """A call site's positional arguments named after the wrapped function's parameters,
+    leaving out the positions in `skip` (jit's static arguments)."""
+    if site is None:
+        return []
+    names = app.parameters
+    return [
+        Argument(value, node, names[index] if index < len(names) else f"args[{index}]")
+        for index, (value, node) in enumerate(zip(site.args, site.arg_nodes))
+        if index not in skip
+    ]
+
+
+SHAPE_CODES = frozenset({"SH001", "SH002", "SH003", "SH007"})
+"""Problems that need the array's shape: JAX raises them where the function is called."""
+
+
+def at_call(spec: SpecV) -> SpecV:
+    """The spec without its source positions, so that the problems a call raises are reported at
+    the call (where JAX raises them) instead of where the spec is written."""
+    return replace(spec, span=None, entry_spans=())
+
+
+def pair_span(frame: Frame, pair: Pair, fallback: Span) -> Span:
+    """Where a pair's site goes: the array's argument when written out, else `fallback`."""
+    if pair.node is not None:
+        return frame.span(pair.node)
+    return fallback
+
+
+def quiet_mesh(builder: SiteBuilder, visit: Visit, span: Span) -> MeshFact | None:
+    """The mesh a bare spec would get here when no call is visible: JAX reads the context mesh
+    only when the wrapped function is called, so a missing one is not reported here."""
+    context = visit.context.mesh
+    if context is not None and not context.legacy:
+        return replace(builder.mesh_fact(context.mesh), selection=context.how)
+    return builder.fallback_for(span)
+
+
+# -- what the wrapped function returns -------------------------------------------------------------
+
+
+def body_result(evaluator: Evaluator, app: Application, locals_: Mapping[str, Value]) -> Value:
+    """What the wrapped function returns with its parameters bound (evaluated, never run)."""
+    function = app.function
+    if isinstance(function, FunctionV):
+        info = function.func
+        depth = app.visit.frame.call_depth + 1
+        results = [
+            evaluator.evaluate(
+                ret.value,
+                Frame(
+                    info.module, info.scope, info.segment, info.scope.order_of.get(id(ret)), locals_, depth
+                ),
+            )
+            for ret in info.returns
+            if ret.value is not None
+        ]
+        if results and all(result == results[0] for result in results):
+            return results[0]
+        return Unknown(f"{info.name}() returns different values")
+    lambda_node = app.lambda_node
+    if lambda_node is not None:
+        frame = app.visit.frame
+        return evaluator.evaluate(lambda_node.body, replace(frame, locals={**frame.locals, **locals_}))
+    return Unknown("the wrapped function is not visible")
+
+
+# -- how the wrapped function's body runs -----------------------------------------------------------
+
+Binder = Callable[[Evaluator, Application, CallSite], tuple[dict[str, Value], Context]]
+"""The values a wrapper gives the wrapped function's parameters at one call site, and the context
+its body runs in there."""
+_BINDERS: dict[str, Binder] = {}
+_WRAPPER_NAMES = ("jit", "pjit", "shard_map")
+
+
+def binds(*apis: str) -> Callable[[Binder], Binder]:
+    def register(binder: Binder) -> Binder:
+        for api in apis:
+            _BINDERS[api] = binder
+        return binder
+
+    return register
+
+
+@body_contexts
+def wrapped_bodies(
+    walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
+) -> list[tuple[dict[str, Value], Context]]:
+    """A wrapped function's body runs once per call of its wrapper, with the parameters the
+    wrapper passes (per-device blocks for shard_map) and traced (as inside jit)."""
+    found: list[tuple[dict[str, Value], Context]] = []
+    for app in _applications(walker, info, frame, context, depth):
+        binder = _BINDERS.get(app.api)
+        if binder is None:
+            continue
+        for site in call_sites(walker, app, depth):
+            locals_, inner = binder(walker.evaluator, app, site)
+            found.append(
+                (locals_, replace(inner, inside_function=True, inside_jit=True, call_site=site.where))
+            )
+    return found[:MAX_CONTEXTS]
+
+
+def _applications(
+    walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
+) -> Iterator[Application]:
+    """Applications of a wrapper to the function `info`: its decorators, and calls that name it
+    as their first argument (`jax.shard_map(f, ...)`)."""
+    for decorator in info.node.decorator_list:
+        if isinstance(decorator, ast.Call):
+            visit = Visit(decorator, frame, context, info.node, None)
+            yield from _applied(walker, visit)
+    if not _named_by_wrapper_call(walker, info.name):
+        return
+    for wrapper in _WRAPPER_NAMES:
+        for visit in walker.calls_named(wrapper, depth):
+            first = visit.call.args[0] if visit.call.args else None
+            if not (isinstance(first, ast.Name) and first.id == info.name):
+                continue
+            for app in _applied(walker, visit):
+                if isinstance(app.function, FunctionV) and app.function.func.node is info.node:
+                    yield app
+
+
+def _applied(walker: Walker, visit: Visit) -> Iterator[Application]:
+    evaluator = walker.evaluator
+    func = evaluator.evaluate(visit.call.func, visit.frame)
+    for option in options(func):
+        if isinstance(option, Ref) and option.qualname in (*WRAPPER_PARAMETERS, "functools.partial"):
+            args, kwargs = walker.arguments(visit.call, visit.frame)
+            app = application_of(evaluator, visit, option.qualname, args, kwargs)
+            if app is not None:
+                yield app
+            return
+
+
+def _named_by_wrapper_call(walker: Walker, name: str) -> bool:
+    """A cheap text test: is `name` the first argument of a `jit(`/`pjit(`/`shard_map(` call?"""
+    module = walker.module
+    pattern = re.compile(r"\b(?:jit|pjit|shard_map)\s*\(\s*" + re.escape(name) + r"\b")
+    segments = module.source.segments
+    indices = {i for wrapper in _WRAPPER_NAMES for i in module.call_index.get(wrapper, ())}
+    return any(pattern.search(segments[i].text) for i in indices)
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."
