@@ -245,10 +245,10 @@ class Evaluator:
         try:
             if self._depth > self.limits.expr_depth:
                 return Unknown("expression too deeply nested")
-            method = getattr(self, "_eval_" + type(node).__name__, None)
+            method = _DISPATCH.get(type(node))
             if method is None:
                 return Unknown(f"{type(node).__name__} is not evaluated")
-            result: Value = method(node, frame)
+            result: Value = method(self, node, frame)
             return result
         finally:
             self._depth -= 1
@@ -1022,6 +1022,14 @@ def _char_column(lines: tuple[str, ...], line: int, byte_column: int) -> int:
     if text.isascii():
         return byte_column
     return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+
+_DISPATCH: dict[type[ast.AST], Callable[[Evaluator, Any, Frame], Value]] = {
+    getattr(ast, name.removeprefix("_eval_")): method
+    for name, method in vars(Evaluator).items()
+    if name.startswith("_eval_") and hasattr(ast, name.removeprefix("_eval_"))
+}
+"""Evaluation method per AST node type (a dict lookup instead of building a name per node)."""
 
 
 def truthiness(value: Value) -> bool | None:

@@ -184,7 +184,14 @@ class Walker:
             if isinstance(node, ast.Call):
                 yield Visit(node, frame, context, stmt, target if node is value else None, parent)
                 parent = node
-            stack.extend((child, parent) for child in reversed(list(ast.iter_child_nodes(node))))
+            children: list[tuple[ast.AST, ast.Call | None]] = []
+            for name in node._fields:
+                child = getattr(node, name, None)
+                if isinstance(child, list):
+                    children.extend((item, parent) for item in child if isinstance(item, _CALL_HOLDERS))
+                elif isinstance(child, _CALL_HOLDERS):
+                    children.append((child, parent))
+            stack.extend(reversed(children))
 
     # -- functions ---------------------------------------------------------------------------
 
@@ -340,6 +347,10 @@ def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
 def _has_parameters(node: ast.Lambda) -> bool:
     args = node.args
     return bool(args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg)
+
+
+_CALL_HOLDERS = (ast.expr, ast.keyword, ast.comprehension)
+"""Node kinds that may contain a call (operators and load/store contexts never do)."""
 
 
 def _calls_name(call: ast.Call, name: str) -> bool:

@@ -8,6 +8,7 @@ Each module here registers handlers by canonical dotted name (`jax.sharding.Part
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from shardls.analysis.evaluator import Evaluator, Frame
@@ -95,6 +96,16 @@ _EXACT_ALIASES: dict[str, str] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical(qualname: str) -> str:
+    """One name per library object, whichever of its spellings the code used (cached: every
+    attribute of a library object asks)."""
+    for prefix, target in _PREFIX_ALIASES:
+        if qualname.startswith(prefix):
+            qualname = target + qualname[len(prefix) :]
+    return _EXACT_ALIASES.get(qualname, qualname)
+
+
 class Library:
     """Dispatches library calls, attributes and methods to the registered handlers."""
 
@@ -105,10 +116,7 @@ class Library:
         self.calls, self.methods, self.attributes, self.subscripts, self.instantiators = registry.tables()
 
     def canonical(self, qualname: str) -> str:
-        for prefix, target in _PREFIX_ALIASES:
-            if qualname.startswith(prefix):
-                qualname = target + qualname[len(prefix) :]
-        return _EXACT_ALIASES.get(qualname, qualname)
+        return _canonical(qualname)
 
     def call(
         self,
