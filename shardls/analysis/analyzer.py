@@ -9,10 +9,11 @@ from __future__ import annotations
 import ast
 import functools
 import gc
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame, Reads
 from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, Span
@@ -107,11 +108,9 @@ class Analyzer:
             default_dtype,
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
-        mesh_segments = [seg for seg in module.source.segments if _MESH_TEXT.search(seg.text)]
-        for visit, qualname in _recognized(walker.visits(mesh_segments), evaluator):
-            if qualname in MESH_CONSTRUCTORS:
-                _run(builder, visit, qualname)
-        builder.file_meshes = _unique(builder.meshes.values())
+        builder.file_meshes = _find_meshes(walker, builder)
+        if not builder.file_meshes and builder.fallback_mesh is None:
+            builder.fallback_mesh = self._workspace_mesh(path, environment, builder)
         mesh_diagnostics = list(builder.diagnostics)
 
         fingerprint = (
@@ -151,6 +150,29 @@ class Analyzer:
         return FileAnalysis(
             path, ordered, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors)
         )
+
+    def _workspace_mesh(self, path: str, environment: Environment, builder: SiteBuilder) -> MeshFact | None:
+        """The only mesh built anywhere in the workspace, for a file that builds none itself
+        (a model file next to the training script that makes the mesh)."""
+        found: list[MeshFact] = []
+        for other in self.workspace.python_files():
+            if os.path.samefile(other, path) if os.path.exists(path) else other == path:
+                continue
+            text = self.workspace.text_of(other)
+            if text is None or not _MESH_TEXT.search(text):
+                continue
+            module = self.workspace.module(other, text)
+            library = Library(environment)
+            evaluator = Evaluator(self.workspace, library)
+            scan = SiteBuilder(evaluator, library, other, builder.device_count, None, None, [])
+            found.extend(_find_meshes(Walker(evaluator, module, _TRIGGER, _calls_pattern()), scan))
+            if len(found) > 1:
+                return None
+        if len(found) != 1:
+            return None
+        mesh = found[0]
+        where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
+        return replace(mesh, selection=f"the only mesh in the workspace ({where})")
 
     def _file_cache(self, path: str, fingerprint: object) -> _FileCache:
         cache = self._files.get(path)
@@ -217,6 +239,15 @@ class Analyzer:
 def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]:
     segments = module.source.segments
     return tuple((id(segments[i].body), segments[i].first_line) for i in module.call_index.get(callee, ()))
+
+
+def _find_meshes(walker: Walker, builder: SiteBuilder) -> list[MeshFact]:
+    """The meshes a module builds (their problems reported by the builder)."""
+    segments = [seg for seg in walker.module.source.segments if _MESH_TEXT.search(seg.text)]
+    for visit, qualname in _recognized(walker.visits(segments), walker.evaluator):
+        if qualname in MESH_CONSTRUCTORS:
+            _run(builder, visit, qualname)
+    return _unique(builder.meshes.values())
 
 
 def _recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Visit, str]]:

@@ -154,7 +154,10 @@ class SiteBuilder:
             return _selected(
                 self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)"
             )
-        if sharding is not None and sharding.bare:
+        unknown_caller = visit.context.inside_function and visit.context.call_site is None
+        if sharding is not None and sharding.bare and not unknown_caller:
+            # In a function with no visible caller the mesh context is unknown: a caller elsewhere
+            # may well run it under `jax.set_mesh`.
             self.report(
                 span,
                 Problem(

@@ -11,6 +11,8 @@ from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import SegmentParser
 
 MAX_IMPORTED_FILE_BYTES = 2_000_000
+MAX_WORKSPACE_FILES = 2_000
+_SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
 _MODULE_CACHE = 512
 
 
@@ -58,6 +60,18 @@ class Workspace:
         while len(self._disk) > _MODULE_CACHE:
             self._disk.pop(next(iter(self._disk)))
         return text
+
+    def python_files(self) -> list[str]:
+        """The workspace's Python files (at most MAX_WORKSPACE_FILES), skipping environments,
+        caches and hidden folders."""
+        found: list[str] = []
+        for root in self.roots:
+            for folder, subfolders, files in os.walk(root):
+                subfolders[:] = sorted(d for d in subfolders if d not in _SKIPPED and not d.startswith("."))
+                found.extend(os.path.join(folder, name) for name in sorted(files) if name.endswith(".py"))
+                if len(found) >= MAX_WORKSPACE_FILES:
+                    return found[:MAX_WORKSPACE_FILES]
+        return found
 
     def current(self, path: str) -> ModuleInfo | None:
         """The module for the file's current text (the same object while the text is unchanged)."""

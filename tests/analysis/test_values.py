@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
-from analysis_helpers import analyze, codes, site_named
+from analysis_helpers import analyze, codes, site_named, workspace
 
 HEAD = """
 import jax
@@ -258,3 +259,21 @@ def test_unknown_numbers_never_make_diagnostics() -> None:
     body = "import sys\nn = int(sys.argv[1])\nx = jax.device_put(jnp.zeros((n, 8)), NamedSharding(mesh, P('data')))\n"
     analysis = analyze(HEAD + body)
     assert codes(analysis) == []
+
+
+def test_the_only_mesh_of_the_workspace_serves_a_file_without_one(tmp_path: Path) -> None:
+    analyzer = workspace(
+        tmp_path,
+        {
+            "train.py": "import jax\nmesh = jax.make_mesh((2, 4), ('data', 'model'))\n",
+            "model.py": (
+                "import jax\nimport jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n"
+                "def step():\n"
+                "    return jax.lax.with_sharding_constraint(jnp.zeros((8, 16)), P('data', 'model'))\n"
+            ),
+        },
+    )
+    model = tmp_path / "model.py"
+    site = analyzer.analyze(str(model), model.read_text()).sites[0]
+    assert site.shard_shape == (4, 4)
+    assert site.mesh is not None and site.mesh.selection == "the only mesh in the workspace (train.py:2)"

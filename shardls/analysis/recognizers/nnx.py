@@ -393,16 +393,39 @@ class _Param:
     annotation: Annotation
 
 
-@recognizes(*(f"flax.nnx.{name}" for name in _LAYERS))
-def nnx_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+LAYER_NAMES = frozenset(f"flax.nnx.{name}" for name in _LAYERS)
+
+
+@dataclass(frozen=True)
+class LayerParam:
+    """A parameter a layer call creates, as the site builder and the model-memory report read it."""
+
+    name: str
+    shape: tuple[Value, ...] | None
+    dtype: DType | None
+    """`param_dtype` as written; None when not given (Flax then uses float32)."""
+    annotation: Annotation | None
+
+
+def layer_params(call: CallArgs) -> list[LayerParam]:
+    """Every parameter of one `flax.nnx.<Layer>(...)` call, annotated or not: the one shape
+    formula per layer that sites and whole-model totals share."""
     layer = _LAYERS[call.qualname.rsplit(".", 1)[-1]]
+    dtype = dtype_of(call.get(None, "param_dtype"), call.library.environment.x64)
+    return [
+        LayerParam(decl.name, decl.shape, dtype, _layer_annotation(call, decl))
+        for decl in layer.params(LayerArgs(call, layer.positional))
+    ]
+
+
+@recognizes(*LAYER_NAMES)
+def nnx_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     for prefix, instance in _instances(visit, call):
-        dtype = dtype_of(instance.get(None, "param_dtype"), call.library.environment.x64) or FLOAT32
-        params = []
-        for decl in layer.params(LayerArgs(instance, layer.positional)):
-            annotation = _layer_annotation(instance, decl)
-            if annotation is not None:
-                params.append(_Param(_joined(prefix, decl.name), decl.shape, dtype, annotation))
+        params = [
+            _Param(_joined(prefix, p.name), p.shape, p.dtype or FLOAT32, p.annotation)
+            for p in layer_params(instance)
+            if p.annotation is not None
+        ]
         _add_params(builder, visit, instance, params)
 
 
@@ -434,7 +457,7 @@ def _add_params(builder: SiteBuilder, visit: Visit, call: CallArgs, params: list
                     {"deprecated": entry.key, "replacement": "out_sharding"},
                 ),
             )
-        for spec, sharding in _spec_options(param.annotation):
+        for spec, sharding in spec_options(param.annotation):
             if param.annotation.created_sharded:
                 target = sharding or ShardingV(spec, None, bare=True)
                 mesh = builder.select_mesh(target, visit, UsageContext.RESHARD, spec.span or span)
@@ -504,7 +527,7 @@ def _renamed(logical: PartitionSpec | None, spec: PartitionSpec) -> PartitionSpe
     return logical if logical is not None and logical.entries != spec.entries else None
 
 
-def _spec_options(annotation: Annotation) -> Iterator[tuple[SpecV, ShardingV | None]]:
+def spec_options(annotation: Annotation) -> Iterator[tuple[SpecV, ShardingV | None]]:
     """The spec of each possible annotation (a tuple of names, a P, or a NamedSharding)."""
     for option in list(options(annotation.sharding))[:MAX_SPEC_OPTIONS]:
         spec = spec_of(option)
@@ -621,7 +644,7 @@ def _stacked(
         if shape is not None:
             shape = (*shape[: level.axis], level.size, *shape[level.axis :])
         if level.has_metadata:
-            spec = _insert(spec, level.axis, level.partition)
+            spec = insert_spec_entry(spec, level.axis, level.partition)
             notes.append(
                 f"dim {level.axis} stacked by {level.how}; this is the layout nnx.get_partition_spec "
                 "gives (inside the vmap Flax creates the value unsharded along it)"
@@ -647,8 +670,8 @@ def _missing_metadata() -> Problem:
     )
 
 
-def _insert(spec: SpecV, index: int, entry: Value) -> SpecV:
-    """`insert_field`: pad with None up to `index`, then insert the new entry there."""
+def insert_spec_entry(spec: SpecV, index: int, entry: Value) -> SpecV:
+    """`insert_field` (how `nnx.vmap` with transform_metadata stacks an annotation): pad with None up to `index`, then insert the new entry there."""
     entries = list(spec.spec.entries) + [None] * max(0, index - len(spec.spec.entries))
     spans = list(spec.entry_spans) + [None] * max(0, len(entries) - len(spec.entry_spans))
     converted = spec_of(Seq((entry,)))
