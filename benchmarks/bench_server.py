@@ -1,0 +1,659 @@
+"""Language-server latency and memory, as an editor sees them, against reference servers.
+
+    .venv/bin/python benchmarks/bench_server.py                  # 5k and 20k lines, 3 rounds
+    .venv/bin/python benchmarks/bench_server.py --lines 20000 --repeat 5 --hovers 400
+    .venv/bin/python benchmarks/bench_server.py --json results.json
+
+A stdlib-only LSP client (a subprocess over stdio, JSON-RPC framed by hand) so that nothing
+between the stopwatch and the server's pipe (pygls on the client side, asyncio scheduling) is
+measured. Every time is taken when the reader thread has the whole message in hand.
+
+Servers: `shardls serve`; a trivial pygls 2 server written to a temporary file (it answers
+`initialize` and publishes empty diagnostics on didOpen/didChange: the floor any pygls server
+pays for starting Python and importing pygls); `ruff server` when ruff is installed (a fast
+native server, the yardstick for diagnostics latency); `pyright-langserver --stdio` when it is
+on PATH (never installed by this script).
+
+Per server and generated model file (benchmarks/generate_models.py), each round is one fresh
+server process: spawn → `initialize` response and didOpen → first publishDiagnostics (each also
+as the server's CPU time, which a busy machine stretches far less than wall-clock); a hover on
+each of many positions (sites of specs, layers, device_put and constraints), sequentially;
+a one-line didChange → the next publishDiagnostics; peak RSS (VmHWM from /proc, the server and
+its children) with the file open. A second short session per round sends a hover right after
+didOpen, the wait of a user who hovers as soon as the file shows.
+
+Targets for shardls: initialize ≤ 1.2× the trivial pygls server; didOpen→diagnostics and
+didChange→diagnostics ≤ 2× ruff server; hover p95 ≤ 5 ms; first hover ≤ 50 ms; peak RSS
+≤ 120 MiB with the 20k-line file open. shardls' diagnostics are scored against the tagged
+mistakes (all found, none extra), after the open and after the edit (which adds one mistake).
+
+Timings are noisy on a shared machine: compare ratios from one run, and use --repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import unquote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate_models import expected, write
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ROOT / "benchmarks" / "generated"
+WAIT_S = 180.0
+"""Longest wait for one answer; pyright on a 20k-line file can take tens of seconds."""
+MIB = 1024 * 1024
+SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+TRIVIAL_PYGLS = '''\
+"""The floor for a pygls 2 server: initialize, and empty diagnostics for every open or change."""
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("trivial-pygls", "0")
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(params: types.DidOpenTextDocumentParams) -> None:
+    server.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(params.text_document.uri, [], params.text_document.version)
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(params: types.DidChangeTextDocumentParams) -> None:
+    server.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(params.text_document.uri, [], params.text_document.version)
+    )
+
+
+server.start_io()
+'''
+
+CAPABILITIES: dict[str, Any] = {
+    "workspace": {"configuration": True, "workspaceFolders": True},
+    "textDocument": {
+        "synchronization": {"didSave": True},
+        "hover": {"contentFormat": ["markdown", "plaintext"]},
+        "publishDiagnostics": {"relatedInformation": True, "versionSupport": True},
+    },
+    "window": {"workDoneProgress": False},
+}
+"""An editor's essentials, without pull diagnostics (every server here pushes then) and without
+dynamic registration (nothing to answer but workspace/configuration)."""
+
+
+@dataclass
+class Message:
+    at: float
+    """time.perf_counter() when the whole message had been read."""
+    body: dict[str, Any]
+
+    @property
+    def method(self) -> str | None:
+        return self.body.get("method")
+
+    @property
+    def params(self) -> Any:
+        return self.body.get("params")
+
+
+class Connection:
+    """One server process and the messages it sent, read by a thread as they arrive.
+
+    Requests from the server are answered at once (workspace/configuration with null per item:
+    no settings, so every server runs on its defaults), so they cannot stall the measurement.
+    """
+
+    def __init__(self, command: list[str], cwd: Path, log: Path) -> None:
+        self._log = log.open("wb")
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(
+            command, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._stdin: BinaryIO = self.process.stdin
+        self._stdout: BinaryIO = self.process.stdout
+        self.messages: list[Message] = []
+        self._arrived = threading.Condition()
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._closed = False
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            length = None
+            while (line := self._stdout.readline()) not in (b"\r\n", b"\n"):
+                if not line:
+                    with self._arrived:
+                        self._closed = True
+                        self._arrived.notify_all()
+                    return
+                name, _, value = line.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            assert length is not None, "a message without Content-Length"
+            body = json.loads(self._stdout.read(length))
+            message = Message(time.perf_counter(), body)
+            if "id" in body and "method" in body:
+                self._answer(body)
+            with self._arrived:
+                self.messages.append(message)
+                self._arrived.notify_all()
+
+    def _answer(self, request: dict[str, Any]) -> None:
+        result: Any = None
+        if request["method"] == "workspace/configuration":
+            result = [None for _ in request["params"]["items"]]
+        self._send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+    def _send(self, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode("utf-8")
+        with self._send_lock:
+            self._stdin.write(b"Content-Length: %d\r\n\r\n" % len(data) + data)
+            self._stdin.flush()
+
+    def notify(self, method: str, params: Any) -> float:
+        """Send a notification; returns when it was handed to the pipe."""
+        self._send({"jsonrpc": "2.0", "method": method, "params": params})
+        return time.perf_counter()
+
+    def request(self, method: str, params: Any) -> tuple[int, float]:
+        """Send a request; returns its id and when it was handed to the pipe."""
+        number = next(self._ids)
+        sent = time.perf_counter()
+        self._send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+        return number, sent
+
+    def mark(self) -> int:
+        """Where the messages received so far end: `wait` looks at later ones only."""
+        with self._arrived:
+            return len(self.messages)
+
+    def wait(self, wanted: Callable[[Message], bool], after: int = 0, timeout: float = WAIT_S) -> Message:
+        deadline = time.perf_counter() + timeout
+        with self._arrived:
+            while True:
+                for message in self.messages[after:]:
+                    if wanted(message):
+                        return message
+                after = len(self.messages)
+                left = deadline - time.perf_counter()
+                if self._closed or left <= 0:
+                    raise TimeoutError(
+                        f"no such message within {timeout:.0f} s (server closed: {self._closed})"
+                    )
+                self._arrived.wait(left)
+
+    def response(self, number: int, after: int = 0, timeout: float = WAIT_S) -> Message:
+        message = self.wait(lambda m: m.body.get("id") == number and "method" not in m.body, after, timeout)
+        if "error" in message.body:
+            raise RuntimeError(f"request {number} failed: {message.body['error']}")
+        return message
+
+    def diagnostics(self, uri: str, after: int) -> Message:
+        return self.wait(
+            lambda m: m.method == "textDocument/publishDiagnostics" and same_uri(m.params["uri"], uri), after
+        )
+
+    def close(self) -> None:
+        """shutdown + exit, as an editor does, then make sure the process is gone."""
+        try:
+            if self.process.poll() is None:
+                number, _ = self.request("shutdown", None)
+                self.response(number, timeout=10)
+                self.notify("exit", None)
+                self.process.wait(timeout=10)
+        except (OSError, TimeoutError, RuntimeError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait()
+        finally:
+            self._log.close()
+
+
+def same_uri(a: str, b: str) -> bool:
+    """Servers may echo a URI back with different percent-encoding than was sent."""
+    return unquote(a) == unquote(b)
+
+
+def peak_rss(pid: int) -> int:
+    """Peak resident memory (VmHWM) of the process and its descendants, in bytes, from /proc.
+
+    Read while the server is alive: the kernel forgets it at exit. Children are included
+    because a server may work in helper processes (a language server's memory is all of them).
+    """
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        todo.extend(children.get(current, []))
+        try:
+            status = Path(f"/proc/{current}/status").read_text()
+        except OSError:
+            continue
+        match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE)
+        total += int(match.group(1)) * 1024 if match else 0
+    return total
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, all threads) the process has used, from /proc/<pid>/stat.
+
+    On a busy machine wall-clock times stretch with the load while CPU times barely move, so
+    both are shown; the resolution is one clock tick (usually 10 ms).
+    """
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Server:
+    name: str
+    command: list[str]
+
+
+Published = tuple[int, str, int]
+"""A published diagnostic: (0-based line, code, LSP severity: 1 error, 2 warning, 3 info, 4 hint)."""
+
+
+@dataclass
+class Round:
+    """One server process's measurements on one file (seconds, bytes)."""
+
+    initialize: float
+    initialize_cpu: float
+    open_to_diagnostics: float
+    open_cpu: float
+    hovers: list[float]
+    hover_answered: int
+    first_hover: float | None
+    hover_with_open: float | None
+    change_to_diagnostics: float
+    peak_rss: int
+    published_after_open: list[Published] = field(default_factory=list)
+    published_after_change: list[Published] = field(default_factory=list)
+
+
+HOVER_TARGETS = re.compile(r"\b(P)\(|nnx\.(Linear)\(|jax\.(device_put)\(|(with_sharding_constraint)\(")
+
+
+def _group_starts(text: str) -> Iterator[tuple[int, int]]:
+    for number, line in enumerate(text.split("\n")):
+        for match in HOVER_TARGETS.finditer(line):
+            group = next(g for g in range(1, 5) if match.group(g) is not None)
+            yield number, match.start(group)
+
+
+def hover_positions(text: str, count: int) -> list[tuple[int, int]]:
+    """Up to `count` (line, character) spots spread over the file, on what users hover: specs,
+    layer constructors, device_put and with_sharding_constraint calls. The first is the spot in
+    the middle of the file (see `first_hover_position`); the rest go from top to bottom."""
+    spots = sorted(set(_group_starts(text)))
+    if len(spots) > count:
+        step = len(spots) / count
+        spots = [spots[int(i * step)] for i in range(count)]
+    first = first_hover_position(text)
+    return [first, *(spot for spot in spots if spot != first)][:count]
+
+
+def first_hover_position(text: str) -> tuple[int, int]:
+    """The spec nearest the middle of the file: the first hover is timed there, not at the top,
+    where a cost that grows with the distance from the start of the file would not show."""
+    spots = sorted(set(_group_starts(text)))
+    middle = text.count("\n") // 2
+    return min(spots, key=lambda spot: (abs(spot[0] - middle), spot))
+
+
+def one_line_edit(text: str) -> tuple[int, int, int, str]:
+    """An edit in the middle of the file that makes one untagged device_put indivisible
+    (128 rows → 129 over `data`=2): (line, start, end, new text) of the replaced characters."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    for number in itertools.chain(range(middle, len(lines)), range(middle)):
+        line = lines[number]
+        if "device_put(jnp.zeros((128," in line and "expect:" not in line:
+            start = line.index("(128,") + 1
+            return number, start, start + 3, "129"
+    raise ValueError("no untagged device_put line to edit")
+
+
+def published(message: Message) -> list[Published]:
+    return [
+        (d["range"]["start"]["line"], str(d.get("code")), d.get("severity", 1))
+        for d in message.params["diagnostics"]
+    ]
+
+
+def open_params(uri: str, text: str) -> dict[str, Any]:
+    return {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+
+
+def initialize(connection: Connection, folder: Path) -> tuple[float, float, dict[str, Any]]:
+    """The `initialize` round trip from the process' spawn; returns it, the server's CPU time
+    until then, and the capabilities."""
+    number, _ = connection.request(
+        "initialize",
+        {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "bench_server"},
+            "rootUri": folder.as_uri(),
+            "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
+            "capabilities": CAPABILITIES,
+        },
+    )
+    answer = connection.response(number)
+    cpu = cpu_seconds(connection.process.pid)
+    connection.notify("initialized", {})
+    return answer.at - connection.started, cpu, answer.body["result"]["capabilities"]
+
+
+def hover(connection: Connection, uri: str, position: tuple[int, int]) -> tuple[float, bool]:
+    """One hover round trip; returns its time and whether it had content."""
+    after = connection.mark()
+    number, sent = connection.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": uri}, "position": {"line": position[0], "character": position[1]}},
+    )
+    answer = connection.response(number, after)
+    return answer.at - sent, bool(answer.body.get("result"))
+
+
+def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
+    """One fresh process: initialize, open, hovers, a one-line edit, peak RSS; then a second
+    process for the hover sent right after didOpen."""
+    text = path.read_text()
+    uri = path.as_uri()
+    connection = Connection(server.command, path.parent, logs / f"{server.name}.log")
+    try:
+        initialized, initialize_cpu, capabilities = initialize(connection, path.parent)
+        after = connection.mark()
+        cpu_before = cpu_seconds(connection.process.pid)
+        sent = connection.notify("textDocument/didOpen", open_params(uri, text))
+        opened = connection.diagnostics(uri, after)
+        open_cpu = cpu_seconds(connection.process.pid) - cpu_before
+
+        times: list[float] = []
+        answered = 0
+        if capabilities.get("hoverProvider"):
+            for position in hover_positions(text, hovers):
+                took, content = hover(connection, uri, position)
+                times.append(took)
+                answered += content
+
+        line, start, end, new = one_line_edit(text)
+        sync = capabilities.get("textDocumentSync")
+        kind = sync.get("change", 0) if isinstance(sync, dict) else sync
+        lines = text.split("\n")
+        if kind == 2:  # incremental, what editors send when allowed
+            change: dict[str, Any] = {
+                "range": {
+                    "start": {"line": line, "character": start},
+                    "end": {"line": line, "character": end},
+                },
+                "text": new,
+            }
+        else:
+            lines[line] = lines[line][:start] + new + lines[line][end:]
+            change = {"text": "\n".join(lines)}
+        after = connection.mark()
+        changed_at = connection.notify(
+            "textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]}
+        )
+        changed = connection.diagnostics(uri, after)
+        rss = peak_rss(connection.process.pid)
+    finally:
+        connection.close()
+
+    with_open = None
+    if capabilities.get("hoverProvider"):
+        second = Connection(server.command, path.parent, logs / f"{server.name}-hover.log")
+        try:
+            initialize(second, path.parent)
+            second.notify("textDocument/didOpen", open_params(uri, text))
+            with_open, _ = hover(second, uri, first_hover_position(text))
+        finally:
+            second.close()
+
+    return Round(
+        initialize=initialized,
+        initialize_cpu=initialize_cpu,
+        open_to_diagnostics=opened.at - sent,
+        open_cpu=open_cpu,
+        hovers=times,
+        hover_answered=answered,
+        first_hover=times[0] if times else None,
+        hover_with_open=with_open,
+        change_to_diagnostics=changed.at - changed_at,
+        peak_rss=rss,
+        published_after_open=published(opened),
+        published_after_change=published(changed),
+    )
+
+
+def servers(scratch: Path, only: list[str] | None) -> list[Server]:
+    floor = scratch / "trivial_pygls.py"
+    floor.write_text(TRIVIAL_PYGLS)
+    found: list[Server] = [
+        Server("shardls", [sys.executable, "-m", "shardls", "serve"]),
+        Server("pygls-floor", [sys.executable, str(floor)]),
+    ]
+    ruff = Path(sys.executable).with_name("ruff")
+    ruff_path = str(ruff) if ruff.exists() else shutil.which("ruff")
+    if ruff_path:
+        found.append(Server("ruff", [ruff_path, "server"]))
+    if pyright := shutil.which("pyright-langserver"):
+        found.append(Server("pyright", [pyright, "--stdio"]))
+    return [server for server in found if only is None or server.name in only]
+
+
+def quantile(values: list[float], q: float) -> float:
+    """Nearest-rank quantile, so p95 of 200 hovers is the 190th, an observed time."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+@dataclass
+class Summary:
+    """One server on one file over all rounds: medians of per-round times, pooled hovers."""
+
+    initialize: float
+    initialize_cpu: float
+    open_to_diagnostics: float
+    open_cpu: float
+    change_to_diagnostics: float
+    hover_p50: float | None
+    hover_p95: float | None
+    hover_max: float | None
+    hover_count: int
+    hover_answered: int
+    first_hover: float | None
+    hover_with_open: float | None
+    peak_rss: int
+
+
+def summarize(rounds: list[Round]) -> Summary:
+    hovers = [t for r in rounds for t in r.hovers]
+    return Summary(
+        initialize=statistics.median(r.initialize for r in rounds),
+        initialize_cpu=statistics.median(r.initialize_cpu for r in rounds),
+        open_to_diagnostics=statistics.median(r.open_to_diagnostics for r in rounds),
+        open_cpu=statistics.median(r.open_cpu for r in rounds),
+        change_to_diagnostics=statistics.median(r.change_to_diagnostics for r in rounds),
+        hover_p50=quantile(hovers, 0.5) if hovers else None,
+        hover_p95=quantile(hovers, 0.95) if hovers else None,
+        hover_max=max(hovers) if hovers else None,
+        hover_count=len(hovers),
+        hover_answered=sum(r.hover_answered for r in rounds),
+        first_hover=median([r.first_hover for r in rounds]),
+        hover_with_open=median([r.hover_with_open for r in rounds]),
+        peak_rss=max(r.peak_rss for r in rounds),
+    )
+
+
+def ms(value: float | None) -> str:
+    return "—" if value is None else f"{value * 1e3:.1f} ms"
+
+
+def print_table(summaries: dict[str, Summary]) -> None:
+    rows: list[tuple[str, Callable[[Summary], str]]] = [
+        ("spawn → initialize", lambda s: ms(s.initialize)),
+        ("  server CPU until then", lambda s: ms(s.initialize_cpu)),
+        ("didOpen → diagnostics", lambda s: ms(s.open_to_diagnostics)),
+        ("  server CPU meanwhile", lambda s: ms(s.open_cpu)),
+        ("didChange → diagnostics", lambda s: ms(s.change_to_diagnostics)),
+        ("hover p50", lambda s: ms(s.hover_p50)),
+        ("hover p95", lambda s: ms(s.hover_p95)),
+        ("hover max", lambda s: ms(s.hover_max)),
+        ("hovers with content", lambda s: f"{s.hover_answered}/{s.hover_count}" if s.hover_count else "—"),
+        ("first hover (after diags)", lambda s: ms(s.first_hover)),
+        ("hover sent with didOpen", lambda s: ms(s.hover_with_open)),
+        ("peak RSS", lambda s: f"{s.peak_rss / MIB:.1f} MiB"),
+    ]
+    names = list(summaries)
+    width = max(len(label) for label, _ in rows)
+    print(f"  {'':<{width}}  " + "  ".join(f"{name:>12}" for name in names))
+    for label, cell in rows:
+        print(f"  {label:<{width}}  " + "  ".join(f"{cell(summaries[name]):>12}" for name in names))
+
+
+def check(label: str, value: float | None, limit: float, unit: str) -> bool | None:
+    if value is None:
+        print(f"  {label}: not measured")
+        return None
+    ok = value <= limit
+    print(f"  {label}: {value:.2f}{unit} (target ≤ {limit:g}{unit}) {'ok' if ok else 'MISSED'}")
+    return ok
+
+
+def _to_ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1e3
+
+
+def report_targets(summaries: dict[str, Summary], lines: int) -> None:
+    shardls = summaries.get("shardls")
+    if shardls is None:
+        return
+    floor, ruff = summaries.get("pygls-floor"), summaries.get("ruff")
+    print("  targets for shardls:")
+    if floor:
+        check("initialize vs trivial pygls", shardls.initialize / floor.initialize, 1.2, "×")
+        if floor.initialize_cpu:
+            check("  the same in CPU time", shardls.initialize_cpu / floor.initialize_cpu, 1.2, "×")
+    if ruff:
+        check("didOpen→diagnostics vs ruff", shardls.open_to_diagnostics / ruff.open_to_diagnostics, 2, "×")
+        check(
+            "didChange→diagnostics vs ruff",
+            shardls.change_to_diagnostics / ruff.change_to_diagnostics,
+            2,
+            "×",
+        )
+    check("hover p95", _to_ms(shardls.hover_p95), 5, " ms")
+    check("first hover after the diagnostics", _to_ms(shardls.first_hover), 50, " ms")
+    check("hover sent right with didOpen", _to_ms(shardls.hover_with_open), 50, " ms")
+    if lines >= 20_000:
+        check("peak RSS with the file open", shardls.peak_rss / MIB, 120, " MiB")
+
+
+def report_score(rounds: list[Round], text: str) -> bool:
+    """shardls' published diagnostics against the tagged lines, after open and after the edit.
+
+    The tagged mistakes are all errors, so errors are scored (all found, none extra; the exit
+    status); diagnostics of other severities are counted by code, so that any that appear
+    are seen, not hidden.
+    """
+    wanted = expected(text)
+    line, *_ = one_line_edit(text)
+    ok = True
+    for name, diagnostics, want in (
+        ("after didOpen", rounds[0].published_after_open, wanted),
+        ("after the edit", rounds[0].published_after_change, wanted | {(line, "SH001")}),
+    ):
+        got = {(number, code) for number, code, severity in diagnostics if severity == 1}
+        missed, extra = want - got, got - want
+        ok = ok and not missed and not extra
+        others = Counter(
+            f"{code} ({SEVERITIES.get(severity, severity)})"
+            for _, code, severity in diagnostics
+            if severity != 1
+        )
+        print(
+            f"  shardls errors {name}: {len(want)} tagged, found {len(want & got)}, "
+            f"missed {len(missed)}, extra {len(extra)}"
+            + (f" e.g. {sorted(missed)[:5]}" if missed else "")
+            + (f" e.g. {sorted(extra)[:5]}" if extra else "")
+            + ("; also " + ", ".join(f"{n}× {c}" for c, n in sorted(others.items())) if others else "")
+        )
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--lines", type=int, nargs="+", default=[5_000, 20_000], help="generated file sizes")
+    parser.add_argument("--repeat", type=int, default=3, help="fresh server processes per server and file")
+    parser.add_argument("--hovers", type=int, default=200, help="hover positions per round")
+    parser.add_argument("--servers", nargs="+", help="only these (shardls, pygls-floor, ruff, pyright)")
+    parser.add_argument("--json", type=Path, help="also write the summaries here")
+    args = parser.parse_args(argv)
+
+    results: dict[str, dict[str, Any]] = {}
+    scored = True
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
+        chosen = servers(scratch, args.servers)
+        print("servers: " + ", ".join(f"{s.name} ({' '.join(s.command)})" for s in chosen))
+        for lines in args.lines:
+            path = write(GENERATED, lines)
+            text = path.read_text()
+            rounds: dict[str, list[Round]] = {server.name: [] for server in chosen}
+            for _ in range(args.repeat):
+                for server in chosen:  # interleaved, so a burst of machine load hits every server
+                    rounds[server.name].append(measure(server, path, args.hovers, scratch))
+            summaries = {name: summarize(rs) for name, rs in rounds.items()}
+            print(
+                f"\n{path.name}: {text.count(chr(10))} lines, {len(expected(text))} tagged mistakes, "
+                f"{args.repeat} rounds (medians; hovers pooled)"
+            )
+            print_table(summaries)
+            report_targets(summaries, lines)
+            if "shardls" in rounds:
+                scored = report_score(rounds["shardls"], text) and scored
+            results[path.name] = {name: asdict(summary) for name, summary in summaries.items()}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0 if scored else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
