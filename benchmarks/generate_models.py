@@ -22,7 +22,7 @@ init = nnx.initializers.lecun_normal()
 mesh = jax.make_mesh((2, 4), ("data", "model"))
 '''
 
-BLOCK = '''
+BLOCK = """
 
 class Block{i}(nnx.Module):
     def __init__(self, d_model: int = {d_model}, rngs: nnx.Rngs | None = None):
@@ -40,7 +40,7 @@ class Block{i}(nnx.Module):
 
 
 x{i} = jax.device_put(jnp.zeros(({rows}, 1024)), NamedSharding(mesh, P("data", None))){tag}
-'''
+"""
 
 _TAG = re.compile(r"#\s*expect:\s*(SH\d+)")
 
