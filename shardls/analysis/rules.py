@@ -77,3 +77,11 @@ _ANALYSIS_RULES = (
 
 ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in _ANALYSIS_RULES}
 ALL_RULES: dict[str, Rule] = {**CORE_RULES, **ANALYSIS_RULES}
+
+PROJECT_URL = "https://github.com/shardls/shardls"
+RULE_DOCS = f"{PROJECT_URL}/blob/main/docs/rules/"
+"""Where each rule's page (docs/rules/<CODE>.md) is published; linked from SARIF and the editor."""
+
+
+def rule_url(code: str) -> str:
+    return f"{RULE_DOCS}{code}.md"

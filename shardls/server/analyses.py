@@ -14,15 +14,18 @@ modules it imports.
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.settings import Settings
-from shardls.analysis.workspace import Workspace
 from shardls.server.units import Unit
+
+if TYPE_CHECKING:
+    from shardls.analysis.analyzer import Analyzer
+    from shardls.analysis.workspace import Workspace
 
 _Key = tuple[object, int, Settings]
 
@@ -38,14 +41,17 @@ class Analyses:
     def __init__(self, roots: list[Path]) -> None:
         """`roots`: the workspace folders, where imports are resolved from."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardls-analysis")
-        self._analyzer = Analyzer(Workspace(roots))
+        # The analyzer is imported and built in the worker, off `initialize`'s path: the editor
+        # gets its answer as fast as from an empty pygls server, and the import overlaps with it.
+        self._workspace: Future[Workspace] = self._executor.submit(_workspace, roots)
+        self._analyzer: Analyzer | None = None
         self._latest: dict[str, tuple[_Key, Result]] = {}
         self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
         self.generation = 0
 
     def set_text(self, path: str, text: str | None) -> None:
         """The editor's text of a file (None: closed, read it from disk again)."""
-        self._executor.submit(self._analyzer.workspace.set_text, path, text)
+        self._executor.submit(lambda: self._workspace.result().set_text(path, text))
         self.changed()
 
     def changed(self) -> None:
@@ -78,4 +84,14 @@ class Analyses:
             self._latest[uri] = (key, future.result())
 
     def _analyze(self, unit: Unit, settings: Settings) -> Result:
+        if self._analyzer is None:
+            from shardls.analysis.analyzer import Analyzer
+
+            self._analyzer = Analyzer(self._workspace.result())
         return Result(unit, self._analyzer.analyze(unit.path, unit.text, settings))
+
+
+def _workspace(roots: list[Path]) -> Workspace:
+    from shardls.analysis.workspace import Workspace
+
+    return Workspace(roots)

@@ -10,6 +10,7 @@ the items of the innermost bracket, which is how rule tables pair a logical name
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,6 +84,14 @@ class StringLiteral:
         content = self.content
         return content.line == line == content.end_line and content.column <= column <= content.end_column
 
+    def shifted(self, lines: int) -> StringLiteral:
+        """The same literal, `lines` further down (found in a slice of the text)."""
+        return dataclasses.replace(self, span=_down(self.span, lines), content=_down(self.content, lines))
+
+
+def _down(span: Span, lines: int) -> Span:
+    return Span(span.line + lines, span.column, span.end_line + lines, span.end_column)
+
 
 @dataclass
 class _Bracket:
@@ -97,9 +106,23 @@ def string_literals(lines: Sequence[str]) -> list[StringLiteral]:
 
 
 def literal_at(lines: Sequence[str], line: int, column: int) -> StringLiteral | None:
-    """The literal whose text the cursor is on (the scan stops at the cursor's line)."""
-    scanned = _Scanner(lines[: line + 1]).run()
-    return next((found for found in reversed(scanned) if found.touches(line, column)), None)
+    """The literal whose text the cursor is on.
+
+    Only the top-level statement holding the cursor is scanned (from the nearest line above
+    that starts at column 0 with code), so a hover costs the same at line 10 and line 20,000.
+    """
+    if line >= len(lines) or ('"' not in lines[line] and "'" not in lines[line]):
+        return None
+    start = line
+    while start > 0 and not _starts_statement(lines[start]):
+        start -= 1
+    scanned = _Scanner(lines[start : line + 1]).run()
+    found = next((f for f in reversed(scanned) if f.touches(line - start, column)), None)
+    return None if found is None else found.shifted(start)
+
+
+def _starts_statement(text: str) -> bool:
+    return bool(text) and text[0] not in " \t#)]}"
 
 
 class _Scanner:

@@ -19,7 +19,7 @@ from lsp_helpers import (
 )
 from lsprotocol import types
 
-from shardls.cli.output.sarif import RULE_DOCS
+from shardls.analysis.rules import RULE_DOCS
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,15 +15,13 @@ from urllib.parse import quote
 
 from shardls import __version__
 from shardls.analysis.facts import Diagnostic
-from shardls.analysis.rules import ALL_RULES
+from shardls.analysis.rules import ALL_RULES, PROJECT_URL, rule_url
 from shardls.cli.check_files import FileReport, Location
 from shardls.cli.output.common import OutputOptions, diagnostics
 from shardls.core import Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-PROJECT_URL = "https://github.com/shardls/shardls"
 """The one place to change if the repository moves."""
-RULE_DOCS = f"{PROJECT_URL}/blob/main/docs/rules/"
 
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
@@ -41,7 +39,7 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
                         "id": rule.code,
                         "name": rule.name,
                         "shortDescription": {"text": rule.summary},
-                        "helpUri": f"{RULE_DOCS}{rule.code}.md",
+                        "helpUri": rule_url(rule.code),
                         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
                     }
                     for rule in ALL_RULES.values()

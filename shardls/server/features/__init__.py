@@ -10,6 +10,7 @@ from shardls.server.features import (
     completion,
     definition,
     diagnostics,
+    file_info,
     hover,
     inlay_hints,
     references,
@@ -35,4 +36,5 @@ FEATURES: tuple[Feature, ...] = (
     code_actions,
     definition,
     references,
+    file_info,
 )

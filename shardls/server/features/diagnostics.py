@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from shardls.analysis.facts import Diagnostic
-from shardls.cli.output.sarif import RULE_DOCS
+from shardls.analysis.rules import rule_url
 from shardls.core import Severity
 from shardls.server.guard import background, handler
 from shardls.server.view import View
@@ -36,7 +36,7 @@ _SEVERITY = {
 
 
 def rule_docs(code: str) -> str:
-    return f"{RULE_DOCS}{code}.md"
+    return rule_url(code)
 
 
 def lsp_diagnostic(view: View, diagnostic: Diagnostic) -> types.Diagnostic:
