@@ -24,7 +24,9 @@ from shardls.server.units import Unit, open_units, unit_for
 from shardls.server.view import View, same_file
 
 NAME = "shardls"
-ANALYSIS_DELAY = 0.15
+ANALYSIS_DELAY = 0.05
+"""Seconds a change waits for the next keystroke before it is analysed: long enough to coalesce
+a burst of typing, short next to the analysis itself (a one-line edit of 20k lines: ~50 ms)."""
 """Seconds without edits before a document's diagnostics are computed (requests do not wait)."""
 MAX_READ_BYTES = 2_000_000
 
