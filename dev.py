@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -45,21 +46,56 @@ def ensure_venv() -> None:
     STAMP.write_text(wanted)
 
 
-def demo() -> int:
-    ensure_venv()
-    shardls = BIN / "shardls"
-    code = 0
-    for args in (
-        ("layout", "--mesh", "data=2,model=4", "--shape", "8,12", "--spec", "P(None, 'model')"),
-        ("layout", "--mesh", "data=2,model=4", "--shape", "8,12", "--spec", "P('data', 'model')"),
-        ("layout", "--mesh", "fsdp=8", "--shape", "50257,1024", "--spec", "P('fsdp')", "--dtype", "bfloat16"),
+def missing_editors() -> list[str]:
+    """Debian packages of the real editors tests/editors drives that are not usable here."""
+    missing = [
+        package
+        for program, package in (("nvim", "neovim"), ("emacs", "emacs-nox"))
+        if not shutil.which(program)
+    ]
+    eglot = "(kill-emacs (if (require 'eglot nil t) 0 1))"  # built in from Emacs 29, elpa-eglot before
+    if "emacs-nox" in missing or subprocess.call(
+        ["emacs", "--batch", "--eval", eglot], stderr=subprocess.DEVNULL
     ):
-        code = max(code, run(shardls, *args, check=False))
-    return 0 if code <= 1 else code
+        missing.append("elpa-eglot")
+    return missing
+
+
+def ensure_editors() -> None:
+    """Install Neovim and Emacs + eglot with apt-get when missing (as root, or with sudo in CI).
+
+    The editor tests fail rather than skip when an editor is missing, so a machine without them
+    stops here, saying what to install, instead of in the middle of the test run.
+    """
+    missing = missing_editors()
+    if not missing:
+        return
+    root = os.name != "nt" and os.geteuid() == 0
+    sudo = [] if root else ["sudo", "-n"] if os.environ.get("CI") and shutil.which("sudo") else None
+    if sudo is not None and shutil.which("apt-get"):
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        run(*sudo, "apt-get", "update", "-q", env=env)
+        run(*sudo, "apt-get", "install", "-y", "-q", "--no-install-recommends", *missing, env=env)
+        missing = missing_editors()
+    if missing:
+        sys.exit(
+            f"The editor tests (tests/editors) need: {' '.join(missing)}. Install them with\n"
+            f"    sudo apt-get install -y {' '.join(missing)}\n"
+            "(python3 dev.py test does this itself when run as root or in CI)."
+        )
+
+
+def demo() -> int:
+    """The main job: lint the bundled examples and show every layout. examples/mistakes.py holds
+    deliberate mistakes, so shardls exits 1 there by design; only a crash or usage error fails."""
+    ensure_venv()
+    code = run(BIN / "shardls", "check", "examples/", "--show-layouts", check=False)
+    return 0 if code in (0, 1) else code
 
 
 def test(extra: list[str]) -> int:
     ensure_venv()
+    ensure_editors()
     run(PYTHON, "-m", "ruff", "check", ".")
     run(PYTHON, "-m", "ruff", "format", "--check", ".")
     run(PYTHON, "-m", "mypy")
