@@ -9,6 +9,7 @@ lines, so a feature never does position arithmetic itself.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ class View:
         found = [
             (span, site)
             for site in self.analysis.sites
-            if self.in_this_file(site.path) and (span := self.matched_span(site, line, column)) is not None
+            if (span := self.matched_span(site, line, column)) is not None and self.in_this_file(site.path)
         ]
         return sorted(found, key=lambda pair: _size(pair[0]))
 
@@ -154,5 +155,7 @@ def to_range(codec: PositionCodec, lines: Sequence[str], span: Span, first_line:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def same_file(a: str, b: str) -> bool:
-    return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+    """Cached: hovers ask it for many sites, and `abspath` costs a system call each time."""
+    return a == b or os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
