@@ -15,6 +15,7 @@ Keys (all optional):
     exclude = ["experiments/", "*_pb2.py"]   # gitignore-style, relative to the file's directory
     dtype = "bfloat16"                  # dtype of arrays that do not name one
     hbm-per-device = "16GiB"            # device memory, for memory warnings
+    optimizer = "adamw"                 # its state counts toward hbm-per-device (SH213)
     x64 = false                         # jax_enable_x64: keeps float64/int64 wide
 
 A bad value is a `ConfigError` whose one-line message names the file and the key.
@@ -70,6 +71,7 @@ class SettingsLayer:
     """Checked when read, resolved in `merge_settings` once x64 is known from every layer."""
     x64: bool | None = None
     hbm_per_device: int | None = None
+    optimizer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,10 @@ def find_config(start: Path) -> Path | None:
     In one folder shardls.toml wins. A pyproject.toml without the table does not stop the
     search, so a package's own pyproject.toml inside a monorepo defers to the repository's.
     """
-    folder = start.resolve()
+    try:
+        folder = start.resolve()
+    except (OSError, ValueError):  # no file can have this path (a NUL byte from an editor's URI)
+        return None
     if not folder.is_dir():
         folder = folder.parent
     for candidate in (folder, *folder.parents):
@@ -136,6 +141,7 @@ def load_config(path: Path) -> Config:
         dtype=read("dtype", dtype_setting),
         x64=read("x64", flag_setting),
         hbm_per_device=read("hbm-per-device", bytes_setting),
+        optimizer=read("optimizer", optimizer_setting),
     )
     return Config(path, layer, read("exclude", globs_setting) or ())
 
@@ -164,6 +170,7 @@ def merge_settings(*layers: SettingsLayer) -> Settings:
         dtype=None if dtype is None else parse_dtype(dtype, x64=x64),
         x64=x64,
         hbm_per_device=top("hbm_per_device")[0],
+        optimizer=top("optimizer")[0],
     )
 
 
@@ -267,6 +274,14 @@ def bytes_setting(value: object) -> int:
     return parse_bytes(value)
 
 
+def optimizer_setting(value: object) -> str:
+    from shardls.memory.optimizer import OPTIMIZERS
+
+    if value not in OPTIMIZERS:
+        raise ValueError(f"expected one of {', '.join(OPTIMIZERS)}, got {value!r}")
+    return str(value)
+
+
 def flag_setting(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"expected true or false, got {value!r}")
@@ -282,6 +297,7 @@ KEYS = (
     "exclude",
     "dtype",
     "hbm-per-device",
+    "optimizer",
     "x64",
 )
 

@@ -26,7 +26,7 @@ from shardls.analysis.sites import SiteBuilder, recognizer_for, wants
 from shardls.analysis.source import Segment
 from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, alternatives, options
 from shardls.analysis.walker import Visit, Walker
-from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace import Workspace, too_large
 from shardls.core import Severity, parse_dtype
 
 _TRIGGER = re.compile(
@@ -83,6 +83,9 @@ class Analyzer:
                 gc.enable()
 
     def _analyze(self, path: str, text: str, settings: Settings) -> FileAnalysis:
+        oversized = too_large(text)
+        if oversized is not None:
+            return _not_analysed(path, oversized, settings)
         module = self.workspace.module(path, text)
         pragmas = read_pragmas(module.source)
         device_count = _device_count(pragmas, settings)
@@ -136,6 +139,8 @@ class Analyzer:
             diagnostics.extend(result.diagnostics)
         cache.segments = fresh
         diagnostics += _parse_diagnostics(module, pragmas)
+        if settings.hbm_per_device is not None and settings.enabled("SH213"):
+            diagnostics += _memory_diagnostics(self.workspace, path, text, settings)
         kept = tuple(
             sorted(
                 {
@@ -234,6 +239,17 @@ class Analyzer:
             if scope is None or scope.binding_key(name) != key:
                 return False
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
+
+
+def _memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:
+    """SH213: whole models over `hbm-per-device` (only computed when that is set)."""
+    from shardls.memory.diagnostics import hbm_diagnostics
+    from shardls.memory.discover import file_models
+
+    assert settings.hbm_per_device is not None
+    return hbm_diagnostics(
+        file_models(workspace, path, text, settings), settings.hbm_per_device, settings.optimizer
+    )
 
 
 def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]:
@@ -367,6 +383,15 @@ def _unique(facts: Iterable[MeshFact]) -> list[MeshFact]:
     for fact in facts:
         seen.setdefault(fact.span, fact)
     return sorted(seen.values(), key=lambda f: (f.span is None, f.span))
+
+
+def _not_analysed(path: str, reason: str, settings: Settings) -> FileAnalysis:
+    """A file beyond the size bounds: one SH210 saying why, nothing parsed."""
+    message = f"{reason}, so it is not analysed"
+    found = (Diagnostic(Span(0, 0, 0, 0), "SH210", Severity.ERROR, message),)
+    return FileAnalysis(
+        path, (), (), found if settings.enabled("SH210") else (), _device_count(Pragmas(), settings)
+    )
 
 
 def _parse_diagnostics(module: ModuleInfo, pragmas: Pragmas) -> list[Diagnostic]:

@@ -73,6 +73,13 @@ _ANALYSIS_RULES = (
         "metadata or the `jax.set_mesh` context, an AbstractMesh): Flax fails an assertion.",
         Severity.ERROR,
     ),
+    Rule(
+        "SH213",
+        "model-exceeds-hbm",
+        "A model's parameters (plus optimizer state, when configured) need more memory per device "
+        "than `hbm-per-device`.",
+        Severity.WARNING,
+    ),
 )
 
 ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in _ANALYSIS_RULES}

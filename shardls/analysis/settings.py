@@ -27,6 +27,8 @@ class Settings:
     """Default dtype of arrays whose dtype is not written (JAX's default is float32)."""
     x64: bool = False
     hbm_per_device: int | None = None
+    optimizer: str | None = None
+    """sgd, momentum, adam, adamw or adafactor: its state counts toward `hbm_per_device` (SH213)."""
 
     def enabled(self, code: str) -> bool:
         if any(code.startswith(prefix) for prefix in self.ignore):

@@ -1,41 +1,50 @@
 """`shardls`: the command-line entry point (console script and `python -m shardls`).
 
-Subcommands are modules listed in COMMANDS; each adds its own parser and runs itself
+Subcommands are the modules named in COMMAND_NAMES; each adds its own parser and runs itself
 (see `shardls.cli.command.Command`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from typing import cast
 
 from shardls import __version__
-from shardls.cli import check_cmd, explain_cmd, layout_cmd, serve_cmd
 from shardls.cli.command import EXIT_PROBLEMS, EXIT_USAGE, ArgumentParser, Command, UsageError
 
-COMMANDS: tuple[Command, ...] = (check_cmd, explain_cmd, layout_cmd, serve_cmd)
+COMMAND_NAMES = ("check", "explain", "layout", "report", "serve")
+"""Each is the module `shardls.cli.<name>_cmd`."""
 
 
-def build_parser() -> ArgumentParser:
+def _command(name: str) -> Command:
+    return cast(Command, importlib.import_module(f"shardls.cli.{name}_cmd"))
+
+
+def build_parser(only: str | None = None) -> ArgumentParser:
+    """The parser with every command, or with `only` one: a command imports nothing the others
+    need (`shardls serve` must start without the analysis)."""
     parser = ArgumentParser(
         prog="shardls",
         description="See how JAX/Flax arrays are laid out across devices, without running them.",
     )
     parser.add_argument("--version", action="version", version=f"shardls {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(subparsers)
+    for name in (only,) if only else COMMAND_NAMES:
+        _command(name).add_parser(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; returns the exit status (argparse's own exits are returned, not raised)."""
-    parser = build_parser()
+    arguments = sys.argv[1:] if argv is None else argv
+    parser = build_parser(arguments[0] if arguments and arguments[0] in COMMAND_NAMES else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
-    command = next(c for c in COMMANDS if args.command == c.NAME)
+    command = _command(args.command)
     try:
         return command.run(args)
     except UsageError as error:

@@ -26,6 +26,7 @@ from shardls.server.units import Unit
 if TYPE_CHECKING:
     from shardls.analysis.analyzer import Analyzer
     from shardls.analysis.workspace import Workspace
+    from shardls.memory.model import Models
 
 _Key = tuple[object, int, Settings]
 
@@ -46,6 +47,7 @@ class Analyses:
         self._workspace: Future[Workspace] = self._executor.submit(_workspace, roots)
         self._analyzer: Analyzer | None = None
         self._latest: dict[str, tuple[_Key, Result]] = {}
+        self._models: dict[str, tuple[_Key, Models]] = {}
         self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
         self.generation = 0
 
@@ -60,6 +62,25 @@ class Analyses:
 
     def forget(self, uri: str) -> None:
         self._latest.pop(uri, None)
+        self._models.pop(uri, None)
+
+    async def models(self, unit: Unit, settings: Settings) -> Models:
+        """Whole-model memory (code lenses, class hovers) of this version of the unit: computed in
+        the analysis thread on demand, since it walks every model's `__init__` again."""
+        key: _Key = (unit.version, self.generation, settings)
+        cached = self._models.get(unit.uri)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        models = await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._file_models, unit, settings
+        )
+        self._models[unit.uri] = (key, models)
+        return models
+
+    def _file_models(self, unit: Unit, settings: Settings) -> Models:
+        from shardls.memory.discover import file_models
+
+        return file_models(self._workspace.result(), unit.path, unit.text, settings)
 
     async def result(self, unit: Unit, settings: Settings) -> Result:
         """The analysis of this version of the unit: cached, already running, or started now."""

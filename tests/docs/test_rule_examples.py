@@ -44,6 +44,8 @@ DEVICES = 8
 _FENCE = re.compile(r"^```(?P<info>[^\n`]*)\n(?P<code>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _ROLES = ("bad", "good")
 _NOT_TEXT = {"SH210"}
+PAGE_SETTINGS = {"SH213": Settings(hbm_per_device=16 * 2**30)}
+"""Rules that only apply under a setting the page states."""
 """Pages whose bad example cannot be written as text (bytes that are not UTF-8)."""
 
 
@@ -179,7 +181,8 @@ def test_example_behaves_as_the_page_says(example: Example, jax_results: dict[st
     "example", [e for e in EXAMPLES if e.page not in _NOT_TEXT], ids=lambda example: example.id
 )
 def test_shardls_agrees_with_the_page(example: Example) -> None:
-    analysis = Analyzer().analyze(f"/docs/{example.page}_{example.line}.py", example.code, Settings())
+    settings = PAGE_SETTINGS.get(example.page, Settings())
+    analysis = Analyzer().analyze(f"/docs/{example.page}_{example.line}.py", example.code, settings)
     found = [f"{d.span.line + 1}: {d.code} {d.message}" for d in analysis.diagnostics]
     if example.role == "bad":
         assert any(d.code == example.page for d in analysis.diagnostics), found

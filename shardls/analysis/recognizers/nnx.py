@@ -429,18 +429,25 @@ def nnx_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
         _add_params(builder, visit, instance, params)
 
 
-@recognizes("flax.nnx.Param", "flax.nnx.BatchStat", "flax.nnx.Cache")
-def nnx_variable(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+def variable_param(call: CallArgs) -> LayerParam:
+    """`nnx.Param(value, ...)`: the value's shape and dtype, and the metadata's annotation (or
+    the sharding the value was created with)."""
     value = call.get(0, "value")
     array = value if isinstance(value, ArrayV) else ArrayV(() if isinstance(value, Const) else None)
     annotation = _param_annotation(call)
     if annotation is None and array.sharding is not None:
         annotation = _created_sharded(array.sharding, "", call)
-    if annotation is None:
+    return LayerParam("", array.shape, array.dtype, annotation)
+
+
+@recognizes("flax.nnx.Param", "flax.nnx.BatchStat", "flax.nnx.Cache")
+def nnx_variable(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    variable = variable_param(call)
+    if variable.annotation is None:
         return
     prefix, _ = _instances(visit, call)[0]
-    param = _Param(prefix or "param", array.shape, array.dtype or builder.default_dtype, annotation)
-    _add_params(builder, visit, call, [param])
+    dtype = variable.dtype or builder.default_dtype
+    _add_params(builder, visit, call, [_Param(prefix or "param", variable.shape, dtype, variable.annotation)])
 
 
 def _add_params(builder: SiteBuilder, visit: Visit, call: CallArgs, params: list[_Param]) -> None:

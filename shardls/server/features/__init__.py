@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from shardls.server.features import (
     code_actions,
+    code_lens,
     completion,
     definition,
     diagnostics,
@@ -37,4 +38,5 @@ FEATURES: tuple[Feature, ...] = (
     definition,
     references,
     file_info,
+    code_lens,
 )

@@ -17,6 +17,7 @@ from lsprotocol import types
 from shardls.analysis.facts import SiteKind, Span
 from shardls.render.markdown import axis_lines, markdown_document, parameter_table
 from shardls.render.site_text import describe_mesh, describe_site
+from shardls.server.features.code_lens import class_hover
 from shardls.server.guard import handler
 from shardls.server.strings import literal_at
 from shardls.server.view import View
@@ -40,7 +41,14 @@ def register(server: ShardServer) -> None:
         view = await server.view(params.text_document.uri)
         if view is None:
             return None
-        target = hover_target(view, *view.offset(params.position))
+        line, column = view.offset(params.position)
+        model = await class_hover(server, view, line, column)
+        if model is not None:
+            span, lines = model
+            return types.Hover(
+                types.MarkupContent(types.MarkupKind.Markdown, "\n".join(lines)), view.range(span)
+            )
+        target = hover_target(view, line, column)
         if target is None:
             return None
         content = types.MarkupContent(types.MarkupKind.Markdown, markdown_document(target.lines))

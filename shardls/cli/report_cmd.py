@@ -1,0 +1,184 @@
+"""`shardls report`: every parameter of a Flax NNX model and the memory it takes per device.
+
+shardls report model.py::Transformer --mesh fsdp=8,tp=4 --optimizer adamw --hbm 16GiB
+shardls report --exact my_pkg.model:make_model --rules RULES --mesh fsdp=8 --compare model.py
+
+Static by default (nothing is imported or run). `--exact` imports the named factory and asks JAX
+(`nnx.eval_shape` under an AbstractMesh); it is the only command that runs user code. Exit status:
+1 when a model exceeds `--hbm` (or `hbm-per-device`) or `--compare` finds a mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
+from shardls.cli.parse import parse_device_count
+from shardls.config import ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
+from shardls.core import parse_dtype
+from shardls.memory.compare import mismatches
+from shardls.memory.discover import file_models
+from shardls.memory.figures import per_device_bytes
+from shardls.memory.model import ModelMemory
+from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
+from shardls.memory.report import FORMATS, ReportOptions, render
+from shardls.meshtext import parse_mesh_text
+
+NAME = "report"
+COMMAND_LINE = "the command line"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        NAME,
+        help="parameters and bytes per device of whole Flax NNX models",
+        description="List every parameter of each nnx.Module in a file with its layout, and total "
+        "the memory per device (statically; --exact asks JAX).",
+    )
+    parser.add_argument("target", nargs="?", metavar="FILE[::Class]", help="the file, optionally one class")
+    parser.add_argument(
+        "--device-count",
+        type=option_type(parse_device_count),
+        metavar="N",
+        help="devices to assume when a file does not say (fills a -1 mesh size)",
+    )
+    parser.add_argument(
+        "--mesh",
+        type=option_type(parse_mesh_text),
+        metavar="NAME=SIZE,...",
+        help="mesh to lay parameters out on where the code sets none, e.g. fsdp=8,tp=4",
+    )
+    parser.add_argument(
+        "--dtype", type=option_type(parse_dtype), help="param dtype where a layer writes none"
+    )
+    parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), help="add the optimizer state per device")
+    parser.add_argument(
+        "--hbm", type=option_type(parse_bytes), metavar="SIZE", help="device memory, e.g. 16GiB"
+    )
+    parser.add_argument("--output-format", choices=FORMATS, default="text")
+    parser.add_argument(
+        "--exact",
+        metavar="PACKAGE.MODULE:FACTORY",
+        help="import this factory and build the model under nnx.eval_shape (runs your code; needs shardls[exact])",
+    )
+    parser.add_argument("--rules", metavar="NAME", help="with --exact: the module's logical axis rules")
+    parser.add_argument(
+        "--compare", action="store_true", help="with --exact: list every difference from the static result"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.target is None and args.exact is None:
+        raise UsageError("give a FILE[::Class] to report on, or --exact PACKAGE.MODULE:FACTORY")
+    if (args.compare or args.rules) and args.exact is None:
+        raise UsageError("--compare and --rules work with --exact only")
+    path, only = _target(args.target) if args.target else (None, None)
+    settings = _settings(args, path or Path.cwd())
+    options = ReportOptions(OPTIMIZERS[args.optimizer] if args.optimizer else None, settings.hbm_per_device)
+    exact = _exact(args, settings) if args.exact else None
+    static: list[ModelMemory] = []
+    if path is not None or (exact is not None and args.compare):
+        file = path or Path(exact.path if exact is not None else "")
+        static = _static(file, only, settings)
+    status = EXIT_OK
+    if exact is not None:
+        sys.stdout.write(render([exact], options, args.output_format))
+        if args.compare:
+            # Machine-readable output stays parseable: the comparison then goes to stderr.
+            stream = sys.stdout if args.output_format in ("text", "markdown") else sys.stderr
+            status = _compare(exact, static, stream)
+    else:
+        if not static:
+            print(
+                f"shardls report: no nnx.Module in {path}" + (f" named {only}" if only else ""),
+                file=sys.stderr,
+            )
+        sys.stdout.write(render(static, options, args.output_format))
+    shown = [exact] if exact is not None else static
+    if options.hbm is not None and any(_over(m, options) for m in shown):
+        status = EXIT_PROBLEMS
+    return status
+
+
+def _target(text: str) -> tuple[Path, str | None]:
+    file, _, cls = text.partition("::")
+    path = Path(file)
+    if not path.is_file():
+        raise UsageError(f"{file}: no such file")
+    return path, cls or None
+
+
+def _settings(args: argparse.Namespace, path: Path) -> Settings:
+    try:
+        config = config_for(path)
+    except ConfigError as error:
+        raise UsageError(str(error)) from None
+    layer = SettingsLayer(
+        COMMAND_LINE,
+        device_count=args.device_count,
+        default_mesh=args.mesh,
+        dtype=args.dtype.name if args.dtype is not None else None,
+        hbm_per_device=args.hbm,
+    )
+    return merge_settings(config.layer, layer)
+
+
+def _static(path: Path, only: str | None, settings: Settings) -> list[ModelMemory]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{path}: cannot read it ({error})") from None
+    workspace = Workspace([path.resolve().parent])
+    models = file_models(workspace, str(path), text, settings, only).models
+    if only is not None and not models:
+        raise UsageError(f"{path}: no nnx.Module named {only}")
+    return list(models) if only is not None else top_level(models)
+
+
+def top_level(models: Sequence[ModelMemory]) -> list[ModelMemory]:
+    """Without `::Class`: each model the file creates, and each class it never creates (a
+    submodule is part of its parent's table; `FILE::Block` shows it alone)."""
+    return [m for m in models if m.instantiation or m.sized_from is None]
+
+
+def _exact(args: argparse.Namespace, settings: Settings) -> ModelMemory:
+    from shardls.exact import ExactUnavailable, exact_model
+
+    print(f"shardls report: exact mode imports and runs {args.exact} (under nnx.eval_shape)", file=sys.stderr)
+    try:
+        return exact_model(args.exact, settings.default_mesh, args.rules)
+    except ExactUnavailable as error:
+        raise UsageError(str(error)) from None
+
+
+def _compare(exact: ModelMemory, static: list[ModelMemory], stream: TextIO) -> int:
+    """Against the static model built in the factory (the first instantiation after its `def`)."""
+    candidates = [
+        m for m in static if m.class_name == exact.class_name and m.instantiation and m.line >= exact.line
+    ]
+    chosen = min(candidates, key=lambda m: m.line, default=None)
+    if chosen is None:
+        print(
+            f"compare: no instantiation of {exact.class_name} found statically in {exact.path}", file=stream
+        )
+        return EXIT_PROBLEMS
+    found = mismatches(chosen, exact)
+    where = f"{chosen.path}:{chosen.line + 1}"
+    if not found:
+        print(f"compare: the static result ({where}) equals exact mode's for every parameter", file=stream)
+        return EXIT_OK
+    print(f"compare: {len(found)} difference(s) from the static result ({where}):", file=stream)
+    for line in found:
+        print(f"  {line}", file=stream)
+    return EXIT_PROBLEMS
+
+
+def _over(model: ModelMemory, options: ReportOptions) -> bool:
+    state = optimizer_state(model, options.optimizer) if options.optimizer else None
+    return options.hbm is not None and per_device_bytes(model, state) > options.hbm

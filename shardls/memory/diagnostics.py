@@ -1,0 +1,46 @@
+"""SH213: a model whose parameters (plus optimizer state, when an optimizer is configured) need
+more memory per device than `hbm-per-device`.
+
+Reported where the model is created (each instantiation outside another model), or on the class
+name when the file never instantiates it; nothing is reported for submodules on their own.
+"""
+
+from __future__ import annotations
+
+from shardls.analysis.facts import Diagnostic, Span
+from shardls.core import Severity
+from shardls.memory.figures import bytes_text, hbm_text, per_device_bytes, summary
+from shardls.memory.model import ModelMemory, Models
+from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
+
+CODE = "SH213"
+
+
+def hbm_diagnostics(models: Models, hbm: int, optimizer: str | None = None) -> list[Diagnostic]:
+    chosen = OPTIMIZERS.get(optimizer) if optimizer is not None else None
+    instantiated = {m.class_name for m in models.models if m.instantiation}
+    found = []
+    for model in models.models:
+        if not model.instantiation and model.class_name in instantiated:
+            continue
+        state = optimizer_state(model, chosen) if chosen is not None else None
+        used = per_device_bytes(model, state)
+        if used <= hbm:
+            continue
+        what = f"parameters + {chosen.name} state" if chosen is not None else "parameters"
+        found.append(
+            Diagnostic(
+                _span(model),
+                CODE,
+                Severity.WARNING,
+                f"{model.name} needs {bytes_text(used)} per device for its {what}, more than "
+                f"hbm-per-device ({hbm_text(hbm)}): {summary(model, state)}; shard it over more "
+                "devices (e.g. FSDP over a mesh axis) or use a smaller dtype",
+                data={"bytes_per_device": used, "hbm_per_device": hbm},
+            )
+        )
+    return found
+
+
+def _span(model: ModelMemory) -> Span:
+    return Span(model.line, model.column, model.line, max(model.end_column, model.column))
