@@ -23,6 +23,7 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PYTHON = BIN / "python"
 STAMP = VENV / ".shardls-installed"
+EXTENSION = ROOT / "vscode-extension"
 
 
 def run(*cmd: str | Path, check: bool = True, env: dict[str, str] | None = None) -> int:
@@ -85,6 +86,17 @@ def ensure_editors() -> None:
         )
 
 
+def check_extension() -> None:
+    """The VS Code extension's eslint, prettier, tsc and unit tests, after `npm ci` whenever its
+    package-lock.json changed. Its end-to-end test in a real VS Code is tests/vscode (pytest)."""
+    if not shutil.which("npm"):
+        sys.exit("The VS Code extension (vscode-extension/) needs Node.js 20 and npm: install them.")
+    installed, lock = EXTENSION / "node_modules" / ".package-lock.json", EXTENSION / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        run("npm", "--prefix", EXTENSION, "ci", "--no-audit", "--no-fund")
+    run("npm", "--prefix", EXTENSION, "run", "check")
+
+
 def demo() -> int:
     """The main job: lint the bundled examples and show every layout. examples/mistakes.py holds
     deliberate mistakes, so shardls exits 1 there by design; only a crash or usage error fails."""
@@ -99,6 +111,7 @@ def test(extra: list[str]) -> int:
     run(PYTHON, "-m", "ruff", "check", ".")
     run(PYTHON, "-m", "ruff", "format", "--check", ".")
     run(PYTHON, "-m", "mypy")
+    check_extension()
     return run(PYTHON, "-m", "pytest", "-n", "auto", *extra, check=False)
 
 

@@ -1,0 +1,79 @@
+/** Small steps in the VS Code workbench, as a user takes them. */
+
+import type { Locator, Page } from 'playwright-core';
+
+export const UI_TIMEOUT = 20_000;
+/** The first analysis waits for Python to start the server. */
+export const SERVER_TIMEOUT = 90_000;
+
+/** The editor lines that hold `text` (in a file's editor or a notebook cell's). */
+export function line(page: Page, text: string): Locator {
+  return page.locator('.monaco-editor .view-line', { hasText: text });
+}
+
+export function statusItem(page: Page, text: string): Locator {
+  return page.locator('.statusbar-item', { hasText: text }).first();
+}
+
+/**
+ * Opens the workbench on a folder (`?folder=`) or a .code-workspace file (`?workspace=`), and
+ * waits for the Explorer to show its folders. code-server 4.100.3 now and then opens a
+ * .code-workspace without its folders ("no folder opened"); a reload reads it again.
+ */
+export async function openWorkbench(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  for (let reloads = 0; ; reloads++) {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    try {
+      await page.locator('.explorer-folders-view').waitFor({ timeout: UI_TIMEOUT });
+      return;
+    } catch (error) {
+      if (reloads === 2) {
+        throw error;
+      }
+      await page.reload();
+    }
+  }
+}
+
+/** Opens a file with Quick Open (Ctrl+P); `query` such as `model.py` or `train/model.py`. */
+export async function openFile(page: Page, query: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  await page.locator('.quick-input-widget input').waitFor({ timeout: UI_TIMEOUT });
+  await page.keyboard.type(query);
+  const name = query.split('/').pop() ?? query;
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: UI_TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+/**
+ * The middle of the first character of `needle` in an editor line. The editor draws a line as
+ * spans of tokens in a monospace font, so a character's place is found by counting.
+ */
+export async function pointAt(editorLine: Locator, needle: string): Promise<[number, number]> {
+  const spans = editorLine.locator(':scope > span > span');
+  const target = (await editorLine.innerText()).replace(/\u00a0/g, ' ').indexOf(needle);
+  let start = 0;
+  for (const span of await spans.all()) {
+    const text = (await span.innerText()).replace(/\u00a0/g, ' ');
+    const box = await span.boundingBox();
+    if (box !== null && target >= start && target < start + text.length) {
+      return [box.x + (box.width * (target - start + 0.5)) / text.length, box.y + box.height / 2];
+    }
+    start += text.length;
+  }
+  throw new Error(`${needle} is not on the line`);
+}
+
+export function expect(condition: boolean, what: string): void {
+  if (!condition) {
+    throw new Error(`not as expected: ${what}`);
+  }
+}
+
+export async function step<T>(name: string, action: () => Promise<T>): Promise<T> {
+  const start = Date.now();
+  const result = await action();
+  console.log(`ok  ${name} (${((Date.now() - start) / 1000).toFixed(1)} s)`);
+  return result;
+}
