@@ -16,6 +16,9 @@ from dataclasses import dataclass
 _CONTINUATION_STARTS = ("else", "elif", "except", "finally")
 _MAX_MERGES = 12
 _MAX_REPAIRS = 6
+_MERGE_BUDGET = 4
+"""Re-joining segments parses at most this many times the file's characters (plus a minimum),
+so a file full of unclosed brackets costs a few parses of itself, not 12 per line."""
 _CACHE_SIZE = 20_000
 
 
@@ -77,6 +80,7 @@ class SegmentParser:
         lines = tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         segments: list[Segment] = []
         starts = _segment_starts(lines)
+        merge_budget = _MERGE_BUDGET * len(text) + 100_000
         i = 0
         while i < len(starts):
             begin = starts[i]
@@ -86,10 +90,17 @@ class SegmentParser:
             merges = 0
             # A column-0 line inside a multi-line string or bracket splits a statement in two:
             # re-join with the following segments until it parses.
-            while parsed.error is not None and merges < _MAX_MERGES and i + 1 + merges < len(starts):
+            while (
+                parsed.error is not None
+                and merges < _MAX_MERGES
+                and i + 1 + merges < len(starts)
+                and merge_budget > 0
+            ):
                 merges += 1
                 end = starts[i + 1 + merges] if i + 1 + merges < len(starts) else len(lines)
-                joined = self._parse_text("\n".join(lines[begin:end]), repair=False)
+                joined_text = "\n".join(lines[begin:end])
+                merge_budget -= len(joined_text)  # charged on cache hits too: the result is the same
+                joined = self._parse_text(joined_text, repair=False)
                 if joined.error is None:
                     chunk, parsed = "\n".join(lines[begin:end]), joined
                     break

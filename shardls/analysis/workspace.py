@@ -10,17 +10,31 @@ from pathlib import Path
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import SegmentParser
 
-MAX_IMPORTED_FILE_BYTES = 2_000_000
+MAX_FILE_CHARS = 1_000_000
+MAX_FILE_LINES = 50_000
+"""Files beyond either bound are neither analysed nor read for imports: parsing and analysis
+cost time and memory linear in a file's size, and these keep the worst case of any file within
+the bound documented in docs/security.md (no real model file comes close)."""
 MAX_WORKSPACE_FILES = 2_000
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
 _MODULE_CACHE = 512
+
+
+def too_large(text: str) -> str | None:
+    """Why shardls does not analyse this text (None: it does)."""
+    if len(text) > MAX_FILE_CHARS:
+        return f"the file has {len(text):,} characters; shardls analyses files of up to {MAX_FILE_CHARS:,}"
+    lines = text.count("\n") + text.count("\r") - text.count("\r\n") + 1
+    if lines > MAX_FILE_LINES:
+        return f"the file has {lines:,} lines; shardls analyses files of up to {MAX_FILE_LINES:,}"
+    return None
 
 
 class Workspace:
     """Module lookup for imports: `from .config import X`, `import configs as C`, packages."""
 
     def __init__(self, roots: list[Path] | None = None, parser: SegmentParser | None = None) -> None:
-        self.roots = [root.resolve() for root in roots or []]
+        self.roots = [_resolved(str(root)) for root in roots or []]
         self.parser = parser or SegmentParser()
         self._overlay: dict[str, str] = {}
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
@@ -49,12 +63,14 @@ class Workspace:
         cached = self._disk.get(key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        if status.st_size > MAX_IMPORTED_FILE_BYTES:
+        if status.st_size > 4 * MAX_FILE_CHARS:  # more characters than too_large() allows
             return None
         try:
             with open(key, "rb") as handle:
                 text = handle.read().decode("utf-8", errors="replace")
         except OSError:
+            return None
+        if too_large(text) is not None:
             return None
         self._disk[key] = (stamp, text)
         while len(self._disk) > _MODULE_CACHE:
@@ -94,7 +110,7 @@ class Workspace:
     # -- imports ----------------------------------------------------------------------------
 
     def module_name(self, path: str) -> str | None:
-        resolved = Path(path).resolve()
+        resolved = _resolved(path)
         for root in self.roots:
             try:
                 relative = resolved.relative_to(root)
@@ -118,13 +134,13 @@ class Workspace:
         parts = [p for p in dotted.split(".") if p]
         bases: list[Path] = []
         if level:
-            base = Path(importer.path).resolve().parent
+            base = _resolved(importer.path).parent
             for _ in range(level - 1):
                 base = base.parent
             bases.append(base)
         else:
             bases.extend(self.roots)
-            bases.append(Path(importer.path).resolve().parent)
+            bases.append(_resolved(importer.path).parent)
         found = []
         for base in bases:
             target = base.joinpath(*parts) if parts else base
@@ -134,6 +150,15 @@ class Workspace:
                 ):
                     found.append(candidate)
         return found
+
+
+def _resolved(path: str) -> Path:
+    """The path with links resolved; as given (made absolute) when no file can have it (a NUL
+    byte from an editor's URI makes `resolve` raise)."""
+    try:
+        return Path(path).resolve()
+    except (OSError, ValueError):
+        return Path(os.path.abspath(path))
 
 
 def _normalize(path: str) -> str:

@@ -14,7 +14,7 @@ import logging
 import sys
 from pathlib import Path
 
-from shardls.cli.command import EXIT_OK, Subparsers, option_type
+from shardls.cli.command import EXIT_OK, Subparsers, UsageError, option_type
 from shardls.meshtext import parse_int
 
 NAME = "serve"
@@ -51,11 +51,14 @@ def run(args: argparse.Namespace) -> int:
     # Imported here: the other commands should not pay for pygls.
     from shardls.server.server import create_server
 
-    handler: logging.Handler = (
-        logging.FileHandler(args.log_file, encoding="utf-8")
-        if args.log_file
-        else logging.StreamHandler(sys.stderr)
-    )
+    try:
+        handler: logging.Handler = (
+            logging.FileHandler(args.log_file, encoding="utf-8")
+            if args.log_file
+            else logging.StreamHandler(sys.stderr)
+        )
+    except OSError as error:
+        raise UsageError(f"cannot write the log file {args.log_file}: {error.strerror or error}") from None
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT, handlers=[handler], force=True)
     server = create_server()
     if args.tcp is not None:

@@ -603,7 +603,8 @@ def dividing_axis_choices(mesh: Mesh, n: int, exclude: Collection[str] = ()) -> 
 
     Quick fixes offer these; an empty tuple (replicate) always divides and is not listed.
     """
-    free = [a for a in mesh.axis_names if a not in exclude and mesh.sizes_by_name[a] > 1]
+    # Axes with a size only: a malformed mesh (fewer sizes than names) can name more.
+    free = [a for a in mesh.sizes_by_name if a not in exclude and mesh.sizes_by_name[a] > 1]
     choices: list[tuple[str, ...]] = [(a,) for a in free]
     choices += list(itertools.combinations(free, 2))
     fitting = [c for c in choices if n % math.prod(mesh.sizes_by_name[a] for a in c) == 0]

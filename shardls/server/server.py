@@ -10,9 +10,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from shardls import __version__
 from shardls.files import source_lines
@@ -44,11 +47,41 @@ CloseListener = Callable[[str, Sequence[str]], None]
 """Told the URI of a unit that closed and the URIs of its documents (the file, or the cells)."""
 
 
+class _Protocol(LanguageServerProtocol):
+    """Two fixes to pygls: it drops a request whose params do not fit the method's types, and any
+    request after `shutdown`, without answering, so the client would wait forever (they are
+    answered with an error); and it keeps every notification's future (they are let go)."""
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if self._shutdown and method not in (None, types.EXIT) and getattr(message, "id", None) is not None:
+            error = JsonRpcInvalidRequest("the server is shutting down").to_response_error()
+            self._send_response(message.id, error=error)
+            return
+        super().handle_message(message)
+
+    def _check_handler_result(self, future: Any) -> None:
+        super()._check_handler_result(future)
+        # pygls files each notification's futures under a fresh id and never removes them: about
+        # 3 KB kept per keystroke (didChange) for the life of the server. Finished ones go.
+        for key in [key for key, value in self._request_futures.items() if value.done()]:
+            del self._request_futures[key]
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if "method" in data and isinstance(data.get("id"), int | str):
+                self._send_response(data["id"], error=error.to_response_error())
+            raise
+
+
 class ShardServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             NAME,
             __version__,
+            protocol_cls=_Protocol,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=NOTEBOOK_SYNC,
         )

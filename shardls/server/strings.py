@@ -215,6 +215,10 @@ class _Scanner:
             if closed or len(quote) == 1:
                 break
             end_line, column = end_line + 1, 0
+        if end_line == len(self.lines):
+            # Unterminated triple quotes run to the end; resuming at (last line, 0) would rescan
+            # them forever when they open on the last line.
+            end_line, column = end_line - 1, len(self.lines[-1])
         end_line = min(end_line, len(self.lines) - 1)
         column = min(column, len(self.lines[end_line]))
         value_lines = [self.lines[n] for n in range(first[0], end_line + 1)]

@@ -1,0 +1,332 @@
+"""Abusive LSP traffic against the real server process, over raw stdio: the server stays up and
+answers correctly afterwards, and its memory stays flat across 1,000 open/close cycles."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lsp_helpers import MODEL, position_of
+from raw_client import RawServer
+from robust_helpers import TIME_BOUND
+
+EXPECTED = "per device float32[8,4]"
+"""What a hover on line 5's spec must say, whatever happened before (tests/server/lsp_helpers.py)."""
+SPEC = position_of(MODEL, 'P(None, "model")')
+MEMORY_SLACK = 40 * 2**20
+"""VmRSS growth allowed over 1,000 open/close cycles of distinct documents after a warm-up; a
+fifth of it for the same documents reopened (docs/security.md)."""
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[RawServer]:
+    raw = RawServer(tmp_path / "server.log")
+    raw.initialize(tmp_path)
+    yield raw
+    raw.close()
+
+
+def _still_right(server: RawServer, uri: str) -> None:
+    start = time.perf_counter()
+    text = server.hover(uri, SPEC.line, SPEC.character)
+    assert text is not None and EXPECTED in text.split("\n")[0].replace("`", "")
+    assert time.perf_counter() - start < TIME_BOUND
+    assert server.process.poll() is None
+
+
+def _opened(server: RawServer, root: Path, name: str = "model.py") -> str:
+    uri = (root / name).as_uri()
+    server.open(uri, MODEL)
+    _still_right(server, uri)
+    return uri
+
+
+MALFORMED_FRAMES = {
+    "truncated JSON": b'{"jsonrpc": "2.0", "id": 900, "method": "textDocument/hover", "params": {',
+    "not JSON": b"\xff\xfe garbage \x00",
+    "a JSON array": b"[1, 2, 3]",
+    "a JSON string": b'"hello"',
+    "JSON null": b"null",
+    "no jsonrpc field": b'{"id": 901, "method": "textDocument/hover", "params": {}}',
+    "wrong jsonrpc version": b'{"jsonrpc": "1.0", "id": 902, "method": "shutdown"}',
+    "id of an object": b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "textDocument/hover", "params": {}}',
+    "response to nothing": b'{"jsonrpc": "2.0", "id": 99999, "result": {"x": 1}}',
+    "error to nothing": b'{"jsonrpc": "2.0", "id": 99998, "error": {"code": 1, "message": "m"}}',
+    "deeply nested JSON": b"[" * 100_000 + b"]" * 100_000,
+}
+
+MALFORMED_HEADERS = {
+    "garbage header lines": b"Garbage\r\nX-Other: 1\r\n",
+    "empty lines": b"\r\n\r\n\r\n",
+    "a header line without CR": b"X-Other: 1\n",
+}
+
+UNDELIMITED_FRAMES = {
+    # A body without a valid Content-Length cannot be delimited: it runs into the next header
+    # line, and pygls's reader never finds a header again (docs/security.md). The server must
+    # stay up and end cleanly when the stream closes.
+    "no Content-Length": b"Content-Type: application/json\r\n\r\n{}",
+    "non-numeric length": b"Content-Length: abc\r\n\r\n{}",
+    "negative length": b"Content-Length: -5\r\n\r\n{}",
+    "LF only": b"Content-Length: 2\n\n{}",
+}
+
+
+def test_malformed_frames_and_headers(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    for body in MALFORMED_FRAMES.values():
+        server.send_body(body)
+        _still_right(server, uri)
+    for raw in MALFORMED_HEADERS.values():
+        server.send_bytes(raw)
+        _still_right(server, uri)
+    assert server.errors_logged() == []
+
+
+@pytest.mark.parametrize("raw", UNDELIMITED_FRAMES.values(), ids=UNDELIMITED_FRAMES.keys())
+def test_undelimited_frames_leave_the_process_up_and_it_ends_at_eof(tmp_path: Path, raw: bytes) -> None:
+    server = RawServer(tmp_path / "server.log")
+    server.initialize(tmp_path)
+    server.send_bytes(raw)
+    server.notify("$/anything", None)
+    time.sleep(0.3)
+    assert server.process.poll() is None
+
+    assert server.process.stdin is not None
+    server.process.stdin.close()
+
+    assert server.process.wait(timeout=10) in (0, 1)
+
+
+def test_unknown_methods(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+
+    answer = server.call("shardls/noSuchMethod", {"a": 1})
+    server.notify("shardls/noSuchNotification", [1, 2])
+    server.notify("$/noSuchThing", None)
+    dollar = server.call("$/noSuchRequest", {})
+
+    assert answer["error"]["code"] == -32601  # MethodNotFound
+    assert "error" in dollar
+    _still_right(server, uri)
+
+
+WRONG_PARAMS = [
+    ("textDocument/hover", None),
+    ("textDocument/hover", []),
+    ("textDocument/hover", "text"),
+    ("textDocument/hover", {"textDocument": 5, "position": {"line": 0, "character": 0}}),
+    ("textDocument/hover", {"textDocument": {"uri": None}, "position": {"line": "a", "character": []}}),
+    (
+        "textDocument/hover",
+        {"textDocument": {"uri": "file:///x.py"}, "position": {"line": -1, "character": -1}},
+    ),
+    ("textDocument/inlayHint", {"textDocument": {"uri": "file:///x.py"}, "range": "everything"}),
+    ("textDocument/codeAction", {"textDocument": {}, "range": {}, "context": {"diagnostics": 3}}),
+    ("textDocument/completion", {"textDocument": {"uri": 1}}),
+    ("textDocument/definition", {"position": {}}),
+    ("workspace/executeCommand", {"command": 12, "arguments": {"x": 1}}),
+    ("textDocument/diagnostic", {"textDocument": {"uri": "::::"}}),
+]
+
+
+def test_params_of_the_wrong_type(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    for method, params in WRONG_PARAMS:
+        answer = server.call(method, params)
+        assert "error" in answer or "result" in answer, (method, params, answer)
+        _still_right(server, uri)
+    for _, params in WRONG_PARAMS:
+        server.notify("textDocument/didChange", params)
+        server.notify("textDocument/didOpen", params)
+        server.notify("textDocument/didClose", params)
+    _still_right(server, uri)
+
+
+def _document(uri: str) -> dict[str, str]:
+    return {"uri": uri}
+
+
+def test_positions_and_ranges_outside_the_document(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    far = [(10**9, 0), (0, 10**9), (5, 10**6), (2**31 - 1, 2**31 - 1), (len(MODEL.split("\n")), 0)]
+    for line, character in far:
+        text = server.hover(uri, line, character)  # a column past the end means the line's end
+        assert text is None or line == 5
+        for method, extra in (
+            ("textDocument/inlayHint", {}),
+            ("textDocument/codeAction", {"context": {"diagnostics": []}}),
+        ):
+            whole = {"start": {"line": line, "character": character}, "end": {"line": 0, "character": 0}}
+            answer = server.call(method, {"textDocument": _document(uri), "range": whole, **extra})
+            assert "error" not in answer or answer["error"]["code"] in (-32602, -32603), answer
+        for method in ("textDocument/completion", "textDocument/definition", "textDocument/references"):
+            position = {"line": line, "character": character}
+            params = {
+                "textDocument": _document(uri),
+                "position": position,
+                "context": {"includeDeclaration": True},
+            }
+            answer = server.call(method, params)
+            assert "error" not in answer or answer["error"]["code"] in (-32602, -32603), answer
+    huge = {"start": {"line": 0, "character": 0}, "end": {"line": 10**9, "character": 10**9}}
+    hints = server.call("textDocument/inlayHint", {"textDocument": _document(uri), "range": huge})
+    assert hints["result"], hints  # the whole document's hints
+    _still_right(server, uri)
+    assert server.errors_logged() == []
+
+
+def test_edits_to_unknown_documents_and_double_close(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    never = (tmp_path / "never.py").as_uri()
+    change = {
+        "range": {"start": {"line": 3, "character": 0}, "end": {"line": 9, "character": 4}},
+        "text": "x",
+    }
+    server.notify(
+        "textDocument/didChange", {"textDocument": {"uri": never, "version": 2}, "contentChanges": [change]}
+    )
+    server.notify("textDocument/didClose", {"textDocument": {"uri": never}})
+    for odd in (
+        "untitled:Untitled-1",
+        "http://example.com/a.py",
+        "file:///%00/a.py",
+        "file:///" + "a/" * 2000 + "b.py",
+    ):
+        server.open(odd, MODEL)
+        server.hover(odd, SPEC.line, SPEC.character)
+        server.notify("textDocument/didClose", {"textDocument": {"uri": odd}})
+    other = _opened(server, tmp_path, "other.py")
+    server.notify("textDocument/didClose", {"textDocument": {"uri": other}})
+    server.notify("textDocument/didClose", {"textDocument": {"uri": other}})
+    # An edit far outside the document, to a document that is open.
+    server.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": uri, "version": 2},
+            "contentChanges": [
+                {
+                    "range": {"start": {"line": 500, "character": 7}, "end": {"line": 900, "character": 1}},
+                    "text": "\n",
+                }
+            ],
+        },
+    )
+    server.open(uri, MODEL, version=3)  # opened twice: the newer text wins
+    _still_right(server, uri)
+    assert server.hover(other, SPEC.line, SPEC.character) is None
+    assert server.errors_logged() == []
+
+
+def test_a_burst_of_10000_changes(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    end = len(MODEL.split("\n")) - 1
+    frames = []
+    for version in range(2, 10_002):
+        change = {
+            "range": {"start": {"line": end, "character": 0}, "end": {"line": end, "character": 0}},
+            "text": "#",
+        }
+        message = {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        }
+        body = json.dumps(message).encode()
+        frames.append(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    start = time.perf_counter()
+    server.send_bytes(b"".join(frames))
+
+    text = server.hover(uri, SPEC.line, SPEC.character, timeout=60)
+    seconds = time.perf_counter() - start
+
+    assert text is not None and EXPECTED in text.replace("`", "")
+    assert seconds < 30, f"{seconds:.1f} s to take 10,000 changes and answer"
+    # The last line holds all 10,000 `#`: the edits were applied in order, none lost.
+    hints = server.call(
+        "textDocument/inlayHint",
+        {
+            "textDocument": _document(uri),
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": end + 1, "character": 0}},
+        },
+    )
+    assert "error" not in hints
+    _still_right(server, uri)
+
+
+def test_concurrent_requests_with_cancellation(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    params = {"textDocument": _document(uri), "position": {"line": SPEC.line, "character": SPEC.character}}
+    numbers = [server.request("textDocument/hover", params) for _ in range(200)]
+    for number in numbers[::2]:
+        server.notify("$/cancelRequest", {"id": number})
+    server.notify("$/cancelRequest", {"id": 123456789})  # nothing to cancel
+    server.notify("$/cancelRequest", {"id": None})
+
+    answers = [server.response(number, timeout=30) for number in numbers]
+
+    for answer in answers:
+        if "error" in answer:
+            assert answer["error"]["code"] == -32800, answer  # RequestCancelled
+        else:
+            assert EXPECTED in answer["result"]["contents"]["value"].replace("`", "")
+    assert all("error" not in answer for answer in answers[1::2])
+    _still_right(server, uri)
+
+
+def test_shutdown_in_the_middle_of_work(tmp_path: Path) -> None:
+    server = RawServer(tmp_path / "server.log")
+    server.initialize(tmp_path)
+    uri = (tmp_path / "model.py").as_uri()
+    server.open(uri, MODEL * 40)
+    params = {"textDocument": _document(uri), "position": {"line": SPEC.line, "character": SPEC.character}}
+    pending = [server.request("textDocument/hover", params) for _ in range(50)]
+
+    shutdown = server.call("shutdown", None, timeout=10)
+    after = server.call("textDocument/hover", params, timeout=10)
+    server.notify("exit")
+    code = server.process.wait(timeout=10)
+
+    assert shutdown.get("result", "missing") is None
+    assert "error" in after  # requests after shutdown are refused (InvalidRequest)
+    assert code == 0
+    answered = [server.response(number, timeout=1) for number in pending if number in server._responses]
+    assert all("result" in a or "error" in a for a in answered)
+    server.close()
+
+
+def test_exit_without_shutdown_ends_the_process(tmp_path: Path) -> None:
+    server = RawServer(tmp_path / "server.log")
+    server.initialize(tmp_path)
+    server.notify("exit")
+
+    assert server.process.wait(timeout=10) in (0, 1)  # the spec asks for 1; pygls exits with 0
+    server.close()
+
+
+@pytest.mark.parametrize("distinct", [False, True], ids=["the same 10 documents", "1,000 distinct documents"])
+def test_memory_stays_flat_over_1000_documents(server: RawServer, tmp_path: Path, distinct: bool) -> None:
+    """Opening, hovering and closing keeps nothing per cycle. Distinct documents add entries to
+    the bounded caches (20,000 segment parses, 65,536 layouts), hence the larger slack there."""
+
+    def cycle(number: int) -> None:
+        name = number if distinct else number % 10
+        uri = (tmp_path / f"doc_{name}.py").as_uri()
+        server.open(uri, MODEL.replace("x =", f"x_{name} ="))
+        text = server.hover(uri, SPEC.line, SPEC.character)
+        assert text is not None and EXPECTED in text.replace("`", "")
+        server.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+    for number in range(200):  # warm-up: the allocator and the caches of the same texts settle
+        cycle(number)
+    before = server.rss()
+    for number in range(200, 1200):
+        cycle(number)
+    after = server.rss()
+
+    slack = MEMORY_SLACK if distinct else MEMORY_SLACK // 5
+    print(f"VmRSS after 200 documents: {before / 2**20:.1f} MiB; after 1,000 more: {after / 2**20:.1f} MiB")
+    assert after - before < slack, f"grew {(after - before) / 2**20:.1f} MiB"

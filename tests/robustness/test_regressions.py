@@ -1,0 +1,137 @@
+"""One test per problem the robustness work found (docs/security.md lists them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from raw_client import RawServer
+from robust_helpers import HEAD, OK_SITE, TIME_BOUND, analyze_within, deadline, ok_site, timed
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.source import SegmentParser
+from shardls.analysis.workspace import Workspace
+from shardls.config import find_config
+from shardls.core import Mesh, PartitionSpec, compute_layout
+from shardls.server.strings import literal_at, string_literals
+
+
+def test_parse_recovery_costs_linear_time() -> None:
+    """Each unclosed call was re-joined with the 12 following segments before giving up: 10,000
+    such lines took ~7 s and 100,000 over a minute. Merging is now bounded by a few times the
+    file's size."""
+    text = "x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P('data'))\n" * 10_000
+
+    parsed, seconds = timed(lambda: SegmentParser().parse(text))
+
+    assert seconds < TIME_BOUND
+    assert len(parsed.errors) == 10_000
+
+
+def test_merging_still_joins_a_multiline_string_after_many_errors() -> None:
+    """The budget must not take recovery away from an ordinary file with a few broken lines."""
+    text = "x = f(1\n" * 50 + 'doc = """\nnot code\n"""\ny = 2\n'
+
+    parsed = SegmentParser().parse(text)
+
+    assert [line for line, _ in parsed.errors] == list(range(50))
+    assert parsed.segments[-2].text == 'doc = """\nnot code\n"""'
+
+
+def test_hover_scan_of_unterminated_triple_quotes_on_the_cursor_line_ends() -> None:
+    """Found by the server fuzz: a hover on a line opening `'''` that never closes rescanned that
+    line forever, growing the list of literals until the server used 10 GB."""
+    lines = ["class Block:", "    def f(self):", "        self.embed = nnx.Embe'''d(vocab, 'dim')"]
+
+    with deadline(TIME_BOUND):
+        found, literal = string_literals(lines), literal_at(lines, 2, 40)
+
+    assert [f.value for f in found] == ["d(vocab, 'dim')"]
+    assert literal is not None and literal.value == "d(vocab, 'dim')"
+
+
+def test_a_path_with_a_nul_byte_is_analysed() -> None:
+    """Found by the LSP abuse test: `file:///%00/a.py` from a client made every feature fail in
+    `Path.resolve()` (ValueError: embedded null byte), in the configuration lookup and the
+    workspace's module naming."""
+    path = "/virtual/\x00/model.py"
+    text = HEAD + OK_SITE
+
+    analysis = Analyzer(Workspace([Path("/virtual/\x00")])).analyze(path, text)
+
+    ok_site(analysis)
+    assert find_config(Path(path)) is None
+
+
+def test_a_request_with_params_of_the_wrong_type_is_answered(tmp_path: Path) -> None:
+    """Found by the LSP abuse test: pygls dropped such a request without a response, so a client
+    waited for it forever. The server now answers InvalidParams."""
+    server = RawServer(tmp_path / "server.log")
+    try:
+        server.initialize(tmp_path)
+
+        answer = server.call(
+            "textDocument/hover", {"textDocument": 5, "position": []}, timeout=TIME_BOUND * 5
+        )
+
+        assert answer["error"]["code"] == -32602
+    finally:
+        server.close()
+
+
+def test_a_request_after_shutdown_is_answered(tmp_path: Path) -> None:
+    """Found by the LSP abuse test: pygls ignored it without a response (the LSP asks for
+    InvalidRequest), so a client waited for it forever."""
+    server = RawServer(tmp_path / "server.log")
+    try:
+        server.initialize(tmp_path)
+        server.call("shutdown")
+
+        answer = server.call(
+            "textDocument/hover",
+            {"textDocument": {"uri": "file:///a.py"}, "position": {"line": 0, "character": 0}},
+        )
+
+        assert answer["error"]["code"] == -32600
+    finally:
+        server.close()
+
+
+def test_notifications_are_not_kept(tmp_path: Path) -> None:
+    """Found by the memory test: pygls kept the future of every notification it handled (about
+    2 KB each), so each keystroke's didChange grew the server for its whole life."""
+    server = RawServer(tmp_path / "server.log")
+    try:
+        server.initialize(tmp_path)
+        uri = (tmp_path / "model.py").as_uri()
+        server.open(uri, HEAD + OK_SITE)
+        change = {"textDocument": {"uri": uri, "version": 2}, "contentChanges": []}
+        server.hover(uri, 4, 10)
+        before = server.rss()
+
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": change}).encode()
+        for _ in range(10):  # in rounds, so that what is measured is kept memory, not a burst's peak
+            server.send_bytes((b"Content-Length: %d\r\n\r\n" % len(body) + body) * 2_000)
+            server.hover(uri, 4, 10, timeout=60)
+
+        assert server.rss() - before < 10 * 2**20, f"grew {(server.rss() - before) / 2**20:.1f} MiB"
+    finally:
+        server.close()
+
+
+def test_a_mesh_with_fewer_sizes_than_names_gets_problems_not_a_key_error() -> None:
+    """Found by benchmarks/fuzz_long.py: `SHARED_MESH_SHAPE = (, jax.device_count())` (a deleted
+    token) left `make_mesh(SHARED_MESH_SHAPE, ("fsdp", "tp"))` with one size for two names, and
+    the quick-fix search for an indivisible dimension raised KeyError: 'tp'."""
+    mesh = Mesh(("fsdp", "tp"), (8,))
+
+    layout = compute_layout(mesh, PartitionSpec.of("fsdp", "tp"), (4, 33))
+    analysis = analyze_within(
+        HEAD
+        + "SHAPE = (, jax.device_count())\nshared = jax.make_mesh(SHAPE, ('fsdp', 'tp'))\n"
+        + "c = jax.device_put(jnp.zeros((4, 32)), NamedSharding(shared, P('fsdp', 'tp')))\n"
+        + OK_SITE
+    )
+
+    assert layout.shard_shape is None and layout.problems
+    ok_site(analysis)
