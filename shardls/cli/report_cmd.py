@@ -19,7 +19,7 @@ from typing import TextIO
 from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
-from shardls.cli.parse import parse_device_count
+from shardls.cli.settings_args import add_mesh_arguments
 from shardls.config import ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
 from shardls.core import parse_dtype
 from shardls.memory.compare import mismatches
@@ -28,7 +28,6 @@ from shardls.memory.figures import per_device_bytes
 from shardls.memory.model import ModelMemory
 from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
 from shardls.memory.report import FORMATS, ReportOptions, render
-from shardls.meshtext import parse_mesh_text
 
 NAME = "report"
 COMMAND_LINE = "the command line"
@@ -42,18 +41,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "the memory per device (statically; --exact asks JAX).",
     )
     parser.add_argument("target", nargs="?", metavar="FILE[::Class]", help="the file, optionally one class")
-    parser.add_argument(
-        "--device-count",
-        type=option_type(parse_device_count),
-        metavar="N",
-        help="devices to assume when a file does not say (fills a -1 mesh size)",
-    )
-    parser.add_argument(
-        "--mesh",
-        type=option_type(parse_mesh_text),
-        metavar="NAME=SIZE,...",
-        help="mesh to lay parameters out on where the code sets none, e.g. fsdp=8,tp=4",
-    )
+    add_mesh_arguments(parser)
     parser.add_argument(
         "--dtype", type=option_type(parse_dtype), help="param dtype where a layer writes none"
     )

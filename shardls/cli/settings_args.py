@@ -17,7 +17,8 @@ from shardls.meshtext import parse_mesh_text
 COMMAND_LINE = "the command line"
 
 
-def add_settings_arguments(parser: ArgumentParser) -> None:
+def add_mesh_arguments(parser: ArgumentParser) -> None:
+    """`--device-count` and `--mesh`: what every command that analyses code may need to assume."""
     parser.add_argument(
         "--device-count",
         type=option_type(parse_device_count),
@@ -30,6 +31,10 @@ def add_settings_arguments(parser: ArgumentParser) -> None:
         metavar="NAME=SIZE,...",
         help="mesh to assume where the code has none, e.g. data=2,model=4 or data=2:explicit",
     )
+
+
+def add_settings_arguments(parser: ArgumentParser) -> None:
+    add_mesh_arguments(parser)
     parser.add_argument(
         "--select",
         type=option_type(parse_codes),
