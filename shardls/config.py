@@ -228,6 +228,9 @@ def _read_toml(path: Path) -> dict[str, object]:
 
 
 def device_count_setting(value: object) -> int:
+    """A positive integer; editors may send it as text ("16")."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"expected a positive integer, got {value!r}")
     return value

@@ -172,7 +172,7 @@ class Walker:
         return _blocks(stmt)
 
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
-        target = _target_name(stmt)
+        target = target_name(stmt)
         value = getattr(stmt, "value", None)
         stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
         while stack:
@@ -379,7 +379,8 @@ def _is_jitted(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
-def _target_name(stmt: ast.stmt) -> str | None:
+def target_name(stmt: ast.stmt) -> str | None:
+    """The name an assignment binds (`self.up = ...` -> `up`), for naming the sites it creates."""
     targets: list[ast.expr] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets

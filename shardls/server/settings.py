@@ -16,18 +16,19 @@ from pathlib import Path
 from typing import TypeVar
 
 from shardls.analysis.settings import Settings
-from shardls.cli.parse import parse_device_count
 from shardls.config import (
     DEFAULT_CONFIG,
     Config,
     ConfigError,
     SettingsLayer,
+    codes_setting,
     config_for,
+    device_count_setting,
+    dtype_setting,
+    flag_setting,
     merge_settings,
-    parse_codes,
+    mesh_setting,
 )
-from shardls.core import Mesh, parse_dtype
-from shardls.meshtext import mesh_from_table, parse_mesh_text
 
 SECTION = "shardls"
 EDITOR = "editor settings"
@@ -59,13 +60,13 @@ def read_editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
 
     layer = SettingsLayer(
         EDITOR,
-        device_count=read("deviceCount", _device_count),
-        default_mesh=read("defaultMesh", _mesh),
-        select=read("select", _codes),
-        ignore=read("ignore", _codes),
-        dtype=read("dtype", _dtype),
+        device_count=read("deviceCount", device_count_setting),
+        default_mesh=read("defaultMesh", mesh_setting),
+        select=read("select", codes_setting),
+        ignore=read("ignore", codes_setting),
+        dtype=read("dtype", dtype_setting),
     )
-    return EditorSettings(layer, read("inlayHints", _flag) is not False), problems
+    return EditorSettings(layer, read("inlayHints", flag_setting) is not False), problems
 
 
 class SettingsStore:
@@ -110,38 +111,3 @@ class SettingsStore:
                 config = DEFAULT_CONFIG
             self._configs[folder] = config
         return config
-
-
-def _device_count(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"expected a positive integer, got {value!r}")
-    return parse_device_count(str(value))
-
-
-def _mesh(value: object) -> Mesh:
-    if isinstance(value, str):
-        return parse_mesh_text(value)
-    if isinstance(value, dict):
-        return mesh_from_table(value)
-    raise ValueError(
-        f'expected text such as "data=2,model=4" or an object such as {{"data": 2}}, got {value!r}'
-    )
-
-
-def _codes(value: object) -> frozenset[str]:
-    if not isinstance(value, (str, list)):
-        raise ValueError(f'expected rule codes such as ["SH001", "SH1"], got {value!r}')
-    return parse_codes(value)
-
-
-def _dtype(value: object) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f'expected a dtype name such as "bfloat16", got {value!r}')
-    parse_dtype(value)
-    return value
-
-
-def _flag(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false, got {value!r}")
-    return value

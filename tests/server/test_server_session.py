@@ -96,7 +96,7 @@ async def test_a_bad_setting_is_reported_and_the_others_apply(
     assert hover is not None and hover.startswith("`float32[8,16@model]`  →  per device `float32[8,4]`")
     assert "default-mesh from editor settings" in hover
     assert [m.message for m in client.messages] == [
-        "shardls: editor settings: deviceCount: the device count must be an integer, got 'many'"
+        "shardls: editor settings: deviceCount: expected a positive integer, got 'many'"
     ]
 
 

@@ -41,7 +41,7 @@ from shardls.analysis.values import (
     Value,
     options,
 )
-from shardls.analysis.walker import Context, MeshContext, Visit, Walker, body_contexts
+from shardls.analysis.walker import Context, MeshContext, Visit, Walker, body_contexts, target_name
 from shardls.core import FLOAT32, DType, MeshConstructor, PartitionSpec, Problem, Severity, UsageContext
 from shardls.core.spec import SpecEntry
 
@@ -725,7 +725,7 @@ def _instances(visit: Visit, call: CallArgs) -> list[tuple[str, CallArgs]]:
     creates one layer per item: `layers[*]` when they are all alike, else `layers[0]`, `layers[1]`,
     ... with the arguments of each item (when the items can be listed)."""
     path = _path_to(visit.statement, visit.call) or []
-    container = _assigned_name(visit.statement)
+    container = target_name(visit.statement)
     comprehension = next(
         (node for node in reversed(path) if isinstance(node, (ast.ListComp, ast.GeneratorExp))), None
     )
@@ -774,16 +774,6 @@ def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
         below = _path_to(child, target)
         if below is not None:
             return [root, *below]
-    return None
-
-
-def _assigned_name(statement: ast.stmt) -> str | None:
-    targets = statement.targets if isinstance(statement, ast.Assign) else [getattr(statement, "target", None)]
-    for target in targets:
-        if isinstance(target, ast.Name):
-            return target.id
-        if isinstance(target, ast.Attribute):
-            return target.attr
     return None
 
 
