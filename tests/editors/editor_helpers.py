@@ -85,3 +85,30 @@ def run_editor(command: list[str], env: dict[str, str], result: Path) -> dict[st
     report["exit_code"] = completed.returncode
     report["stderr"] = completed.stderr
     return report
+
+
+def editor_job(tmp_path: Path, settings: dict[str, object], **extra: object) -> tuple[dict[str, str], Path]:
+    """Write the example project and the job the editor script reads (the file to open, the server
+    command, the settings under the key that says how to pass them, where to hover and what to
+    edit); returns the editor's environment and the path it writes its report to."""
+    project = tmp_path / "project"
+    project.mkdir()
+    model = project / "model.py"
+    model.write_text(EXAMPLE)
+    result = tmp_path / "result.json"
+    job = tmp_path / "job.json"
+    job.write_text(
+        json.dumps(
+            {
+                "file": str(model),
+                "cmd": SERVER,
+                **settings,
+                **extra,
+                "hover": {"line": HOVER_LINE, "character": HOVER_CHARACTER},
+                "edit_line": INDIVISIBLE_LINE,
+                "result": str(result),
+                "timeout_ms": WAIT_MS,
+            }
+        )
+    )
+    return {**scratch_env(tmp_path / "home"), "SHARDLS_EDITOR_JOB": str(job)}, result

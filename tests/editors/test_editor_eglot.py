@@ -8,22 +8,16 @@ holds (Flymake's diagnostics, eglot's hover text) to JSON; the assertions are he
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from editor_helpers import (
-    EXAMPLE,
-    HOVER_CHARACTER,
-    HOVER_LINE,
     HOVER_SHAPE,
     INDIVISIBLE_LINE,
-    SERVER,
     SETTINGS,
-    WAIT_MS,
+    editor_job,
     require,
     run_editor,
-    scratch_env,
 )
 
 SCRIPT = Path(__file__).with_name("eglot_client.el")
@@ -32,26 +26,8 @@ SCRIPT = Path(__file__).with_name("eglot_client.el")
 @pytest.mark.parametrize("route", ["initialization_options", "workspace_configuration"])
 def test_eglot_shows_diagnostics_hover_and_follows_an_edit(tmp_path: Path, route: str) -> None:
     emacs = require("emacs", "emacs-nox elpa-eglot")
-    project = tmp_path / "project"
-    project.mkdir()
-    model = project / "model.py"
-    model.write_text(EXAMPLE)
-    result = tmp_path / "result.json"
-    job = tmp_path / "job.json"
-    job.write_text(
-        json.dumps(
-            {
-                "file": str(model),
-                "cmd": SERVER,
-                route: SETTINGS if route == "initialization_options" else {"shardls": SETTINGS},
-                "hover": {"line": HOVER_LINE, "character": HOVER_CHARACTER},
-                "edit_line": INDIVISIBLE_LINE,
-                "result": str(result),
-                "timeout_ms": WAIT_MS,
-            }
-        )
-    )
-    env = {**scratch_env(tmp_path / "home"), "SHARDLS_EDITOR_JOB": str(job)}
+    settings = SETTINGS if route == "initialization_options" else {"shardls": SETTINGS}
+    env, result = editor_job(tmp_path, {route: settings})
 
     # Not -Q: Debian's site-start is what puts elpa-eglot on the load path.
     report = run_editor([emacs, "--batch", "-l", str(SCRIPT)], env, result)

@@ -7,22 +7,16 @@ what Neovim itself holds (vim.diagnostic.get, the hover response) to JSON; the a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from editor_helpers import (
-    EXAMPLE,
-    HOVER_CHARACTER,
-    HOVER_LINE,
     HOVER_SHAPE,
     INDIVISIBLE_LINE,
-    SERVER,
     SETTINGS,
-    WAIT_MS,
+    editor_job,
     require,
     run_editor,
-    scratch_env,
 )
 
 SCRIPT = Path(__file__).with_name("nvim_client.lua")
@@ -31,27 +25,8 @@ SCRIPT = Path(__file__).with_name("nvim_client.lua")
 @pytest.mark.parametrize("route", ["init_options", "settings"])
 def test_neovim_shows_diagnostics_hover_and_follows_an_edit(tmp_path: Path, route: str) -> None:
     nvim = require("nvim", "neovim")
-    project = tmp_path / "project"
-    project.mkdir()
-    model = project / "model.py"
-    model.write_text(EXAMPLE)
-    result = tmp_path / "result.json"
-    job = tmp_path / "job.json"
-    job.write_text(
-        json.dumps(
-            {
-                "file": str(model),
-                "root": str(project),
-                "cmd": SERVER,
-                route: SETTINGS if route == "init_options" else {"shardls": SETTINGS},
-                "hover": {"line": HOVER_LINE, "character": HOVER_CHARACTER},
-                "edit_line": INDIVISIBLE_LINE,
-                "result": str(result),
-                "timeout_ms": WAIT_MS,
-            }
-        )
-    )
-    env = {**scratch_env(tmp_path / "home"), "SHARDLS_EDITOR_JOB": str(job)}
+    settings = SETTINGS if route == "init_options" else {"shardls": SETTINGS}
+    env, result = editor_job(tmp_path, {route: settings}, root=str(tmp_path / "project"))
 
     report = run_editor(
         [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {SCRIPT}"], env, result
