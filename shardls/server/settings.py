@@ -3,8 +3,9 @@ over the configuration file that applies to each document.
 
 Editors send JSON with camelCase keys, either flat or under a `shardls` section:
 `deviceCount`, `defaultMesh` (`"data=2,model=4"` or `{"data": 2}`), `select`, `ignore`
-(lists or comma text of rule codes), `dtype`, and `inlayHints` (true/false; it changes what the
-server shows, not the analysis). Precedence follows `shardls.config`: a pragma in the file >
+(lists or comma text of rule codes), `dtype`, `hbmPerDevice` (`"16GiB"` or bytes) and `optimizer`
+(model memory: code lenses and SH213), and `inlayHints` (true/false; it changes what the server
+shows, not the analysis). Precedence follows `shardls.config`: a pragma in the file >
 editor settings > `[tool.shardls]` / shardls.toml > defaults.
 """
 
@@ -21,6 +22,7 @@ from shardls.config import (
     Config,
     ConfigError,
     SettingsLayer,
+    bytes_setting,
     codes_setting,
     config_for,
     device_count_setting,
@@ -28,6 +30,7 @@ from shardls.config import (
     flag_setting,
     merge_settings,
     mesh_setting,
+    optimizer_setting,
 )
 
 SECTION = "shardls"
@@ -65,6 +68,8 @@ def read_editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
         select=read("select", codes_setting),
         ignore=read("ignore", codes_setting),
         dtype=read("dtype", dtype_setting),
+        hbm_per_device=read("hbmPerDevice", bytes_setting),
+        optimizer=read("optimizer", optimizer_setting),
     )
     return EditorSettings(layer, read("inlayHints", flag_setting) is not False), problems
 

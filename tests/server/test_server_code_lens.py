@@ -88,3 +88,25 @@ async def test_model_over_hbm_is_sh213(client: RecordingClient, tmp_path: Path) 
     assert memory.range.start.line == 19
     assert memory.severity == types.DiagnosticSeverity.Warning
     assert "parameters + adam state" in memory.message
+
+
+async def test_editor_settings_set_hbm_and_optimizer_live(client: RecordingClient, tmp_path: Path) -> None:
+    await initialize(client, tmp_path, options={"shardls": {"hbmPerDevice": "16GiB"}})
+    uri = open_file(client, tmp_path / "net.py", MODELS.replace("Net(32,", "Net(256,"))
+    first = await published(client, uri, lambda p: True)
+    assert "SH213" not in {d.code for d in first.diagnostics}  # parameters alone: exactly 16 GiB / device
+
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams({"shardls": {"hbmPerDevice": "16GiB", "optimizer": "adam"}})
+    )
+    params = await published(client, uri, lambda p: any(d.code == "SH213" for d in p.diagnostics))
+    (memory,) = [d for d in params.diagnostics if d.code == "SH213"]
+    assert "parameters + adam state" in memory.message
+
+    (lens,) = [lens for lens in await lenses(client, uri) if lens.range.start.line == 19]
+    assert lens.command is not None
+    table = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(lens.command.command, lens.command.arguments)
+    )
+    assert isinstance(table, str) and "adam" in table
+    assert "HBM 16 GiB / device: 51.5 GB used, over by 34.4 GB (DOES NOT FIT)" in table

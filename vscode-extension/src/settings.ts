@@ -28,7 +28,16 @@ export interface LaunchSettings {
 export const RESTART_KEYS = ['interpreter', 'importStrategy', 'args', 'logLevel'] as const;
 
 /** The keys the server reads, all camelCase as it expects them. */
-const SERVER_KEYS = ['deviceCount', 'defaultMesh', 'select', 'ignore', 'dtype', 'inlayHints'] as const;
+const SERVER_KEYS = [
+  'deviceCount',
+  'defaultMesh',
+  'select',
+  'ignore',
+  'dtype',
+  'hbmPerDevice',
+  'optimizer',
+  'inlayHints',
+] as const;
 export type ServerSettings = Partial<Record<(typeof SERVER_KEYS)[number], unknown>>;
 
 export function launchSettings(read: SettingReader): LaunchSettings {

@@ -1,22 +1,23 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { launchSettings, serverSettings, type SettingReader } from '../../src/settings';
 
-/** The settings' defaults (package.json), overridden by `values`. */
+/** The `shardls.*` settings' defaults as package.json declares them, without the prefix. */
+const DEFAULTS: Record<string, unknown> = Object.fromEntries(
+  Object.entries(
+    (
+      JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+        contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+      }
+    ).contributes.configuration.properties,
+  ).map(([key, property]) => [key.replace(/^shardls\./, ''), property.default]),
+);
+
+/** The settings' defaults, overridden by `values`. */
 function reader(values: Record<string, unknown> = {}): SettingReader {
-  const defaults: Record<string, unknown> = {
-    deviceCount: null,
-    defaultMesh: '',
-    select: [],
-    ignore: [],
-    dtype: '',
-    inlayHints: true,
-    interpreter: '',
-    importStrategy: 'useBundled',
-    args: [],
-    logLevel: 'warning',
-  };
-  return (key) => (key in values ? values[key] : defaults[key]);
+  return (key) => (key in values ? values[key] : DEFAULTS[key]);
 }
 
 describe('serverSettings', () => {
@@ -27,7 +28,15 @@ describe('serverSettings', () => {
 
   it('sends what the user set, under the keys the server reads', () => {
     const settings = serverSettings(
-      reader({ deviceCount: 16, defaultMesh: 'data=2,model=4', select: ['SH0'], ignore: ['SH104'], dtype: 'bfloat16' }),
+      reader({
+        deviceCount: 16,
+        defaultMesh: 'data=2,model=4',
+        select: ['SH0'],
+        ignore: ['SH104'],
+        dtype: 'bfloat16',
+        hbmPerDevice: '16GiB',
+        optimizer: 'adamw',
+      }),
     );
     assert.deepEqual(settings, {
       deviceCount: 16,
@@ -35,6 +44,8 @@ describe('serverSettings', () => {
       select: ['SH0'],
       ignore: ['SH104'],
       dtype: 'bfloat16',
+      hbmPerDevice: '16GiB',
+      optimizer: 'adamw',
       inlayHints: true,
     });
   });
