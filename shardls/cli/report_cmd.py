@@ -20,7 +20,7 @@ from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
 from shardls.cli.settings_args import add_mesh_arguments
-from shardls.config import ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
+from shardls.config import Config, ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
 from shardls.core import parse_dtype
 from shardls.memory.compare import mismatches
 from shardls.memory.discover import file_models
@@ -67,13 +67,14 @@ def run(args: argparse.Namespace) -> int:
     if (args.compare or args.rules) and args.exact is None:
         raise UsageError("--compare and --rules work with --exact only")
     path, only = _target(args.target) if args.target else (None, None)
-    settings = _settings(args, path or Path.cwd())
+    config = _config(path or Path.cwd())
+    settings = _settings(args, config)
     options = ReportOptions(OPTIMIZERS[args.optimizer] if args.optimizer else None, settings.hbm_per_device)
     exact = _exact(args, settings) if args.exact else None
     static: list[ModelMemory] = []
     if path is not None or (exact is not None and args.compare):
         file = path or Path(exact.path if exact is not None else "")
-        static = _static(file, only, settings)
+        static = _static(file, only, settings, config.root)
     status = EXIT_OK
     if exact is not None:
         sys.stdout.write(render([exact], options, args.output_format))
@@ -102,11 +103,14 @@ def _target(text: str) -> tuple[Path, str | None]:
     return path, cls or None
 
 
-def _settings(args: argparse.Namespace, path: Path) -> Settings:
+def _config(path: Path) -> Config:
     try:
-        config = config_for(path)
+        return config_for(path)
     except ConfigError as error:
         raise UsageError(str(error)) from None
+
+
+def _settings(args: argparse.Namespace, config: Config) -> Settings:
     layer = SettingsLayer(
         COMMAND_LINE,
         device_count=args.device_count,
@@ -117,12 +121,14 @@ def _settings(args: argparse.Namespace, path: Path) -> Settings:
     return merge_settings(config.layer, layer)
 
 
-def _static(path: Path, only: str | None, settings: Settings) -> list[ModelMemory]:
+def _static(path: Path, only: str | None, settings: Settings, root: Path | None) -> list[ModelMemory]:
+    """The file's models; the workspace (other files that instantiate them, imports) is the
+    configuration file's folder, else the file's, as for `shardls check`."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"{path}: cannot read it ({error})") from None
-    workspace = Workspace([path.resolve().parent])
+    workspace = Workspace([(root or path.parent).resolve()])
     models = file_models(workspace, str(path), text, settings, only).models
     if only is not None and not models:
         raise UsageError(f"{path}: no nnx.Module named {only}")
@@ -132,7 +138,7 @@ def _static(path: Path, only: str | None, settings: Settings) -> list[ModelMemor
 def top_level(models: Sequence[ModelMemory]) -> list[ModelMemory]:
     """Without `::Class`: each model the file creates, and each class it never creates (a
     submodule is part of its parent's table; `FILE::Block` shows it alone)."""
-    return [m for m in models if m.instantiation or m.sized_from is None]
+    return [m for m in models if m.instantiation or not m.covered]
 
 
 def _exact(args: argparse.Namespace, settings: Settings) -> ModelMemory:

@@ -1,7 +1,9 @@
 """The models of one file: each `nnx.Module` subclass, and each place one is instantiated.
 
 A class is sized with the arguments of a visible instantiation (`Transformer(Config.llama_70b(),
-rngs=...)`), else its parameters' defaults, else symbolically; an instantiation is laid out on
+rngs=...)`) in its own file, else in another file of the workspace (the training script that
+imports the model), else of the call that builds it inside such a model (`Block(cfg)` in
+`Transformer.__init__`), else its parameters' defaults, else symbolically; an instantiation is laid out on
 the mesh and logical rules in effect where it runs (`with jax.set_mesh(mesh),
 nnx.logical_axis_rules(RULES):`), else on the `--mesh`/`default-mesh` setting or the mesh pragma.
 """
@@ -9,11 +11,14 @@ nnx.logical_axis_rules(RULES):`), else on the `--mesh`/`default-mesh` setting or
 from __future__ import annotations
 
 import ast
+import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import Environment, Library
+from shardls.analysis.library.nnx import StackV
 from shardls.analysis.logical import Rules, read_rules
 from shardls.analysis.pragmas import read_pragmas
 from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
@@ -26,6 +31,54 @@ from shardls.memory.figures import mesh_label
 from shardls.memory.layout import Placement, lay_out
 from shardls.memory.model import ModelMemory, Models, ParamMemory
 from shardls.memory.resolve import ModelResolver, RawParam
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A model class's constructor with evaluated arguments, in the context that lays it out: what
+    sizes a class that has no instantiation of its own."""
+
+    owner: _FileModels
+    """The file whose mesh, rules and settings apply."""
+    cls: ClassInfo
+    args: list[Value]
+    kwargs: dict[str, Value]
+    frame: Frame
+    context: Context | None
+    label: str
+    """How the assumptions name it: `Net's instantiation at ../train.py:9`."""
+    line: int
+    """0-based line of the instantiation in the owner's file."""
+    inside: bool = False
+    """Made inside another model's `__init__` (recorded while that model resolved)."""
+
+
+class _RecordingResolver(ModelResolver):
+    """Remembers the first call of each submodule class while a model resolves, with the label of
+    the model's instantiation, so that a class built only inside models can be sized by it."""
+
+    def __init__(self, owner: _FileModels) -> None:
+        super().__init__(owner.evaluator, owner.library)
+        self.owner = owner
+        self.calls: dict[int, _Call] = {}
+        self.current: tuple[Context | None, str, int] | None = None
+        """The context, label and line of the model being resolved."""
+
+    def resolve_class(
+        self,
+        cls: ClassInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        frame: Frame,
+        stack: StackV | None = None,
+        depth: int = 0,
+    ) -> list[RawParam]:
+        if depth > 0 and self.current is not None and id(cls.node) not in self.calls:
+            context, label, line = self.current
+            self.calls[id(cls.node)] = _Call(
+                self.owner, cls, args, kwargs, frame, context, label, line, inside=True
+            )
+        return super().resolve_class(cls, args, kwargs, frame, stack, depth)
 
 
 @dataclass(frozen=True)
@@ -45,7 +98,18 @@ def file_models(
 
 
 class _FileModels:
-    def __init__(self, workspace: Workspace, path: str, text: str, settings: Settings) -> None:
+    """The models of one file; `targets` (default: the file's own model classes) are the classes
+    whose instantiations are looked for, so that another file can be searched for this one's."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        path: str,
+        text: str,
+        settings: Settings,
+        targets: Sequence[ClassInfo] | None = None,
+    ) -> None:
+        self.workspace = workspace
         self.module: ModuleInfo = workspace.module(path, text)
         self.settings = settings
         pragmas = read_pragmas(self.module.source)
@@ -57,25 +121,29 @@ class _FileModels:
         )
         self.library = Library(environment)
         self.evaluator = Evaluator(workspace, self.library)
-        self.resolver = ModelResolver(self.evaluator, self.library)
+        self.resolver = _RecordingResolver(self)
         self.default_dtype = default
         self.fallback_mesh = pragmas.mesh[0] if pragmas.mesh else settings.default_mesh
         self.classes = self._classes()
-        names = "|".join(re.escape(c.name) for c in self.classes)
-        pattern = re.compile(rf"\b(?:{names})\s*\(") if names else re.compile(r"(?!)")
+        self.targets = self.classes if targets is None else list(targets)
+        pattern = _calls_of(self.targets)
         self.walker = Walker(self.evaluator, self.module, pattern, pattern)
         self._instances: dict[int, ModelMemory] = {}
+        self._called: dict[int, tuple[_Call, ModelMemory]] = {}
 
     def models(self, only: str | None) -> Models:
         from shardls.analysis.recognizers import load
 
         load()
         instantiations = self._instantiations()
+        top = [self._instance_model(i) for i in instantiations if not i.nested]
         chosen = [c for c in self.classes if only is None or c.name == only]
-        found = [self._class_model(cls, instantiations) for cls in chosen]
-        if only is None:
-            found += [self._instance_model(i) for i in instantiations if not i.nested]
-        return Models(self.module.path, tuple(found))
+        sized = {id(i.cls.node) for i in instantiations if not i.nested}
+        calls = self._instantiated_elsewhere([c for c in chosen if id(c.node) not in sized])
+        for key, call in self.resolver.calls.items():
+            calls.setdefault(key, call)
+        found = [self._class_model(cls, instantiations, calls) for cls in chosen]
+        return Models(self.module.path, tuple(found + top if only is None else found))
 
     def _classes(self) -> list[ClassInfo]:
         found = []
@@ -89,9 +157,11 @@ class _FileModels:
         return found
 
     def _instantiations(self) -> list[_Instantiation]:
-        if not self.classes:
+        """Calls of the target classes, those outside another model's `__init__` first."""
+        if not self.targets:
             return []
-        nodes = {id(c.node): c for c in self.classes}
+        nodes = {id(c.node): c for c in self.targets}
+        models = {id(c.node): c for c in (*self.classes, *self.targets)}
         found: list[_Instantiation] = []
         seen: set[int] = set()
         for visit in self.walker.visits():
@@ -109,34 +179,60 @@ class _FileModels:
             if cls is None:
                 continue
             seen.add(id(visit.call))
-            found.append(_Instantiation(visit, cls, _inside_model(visit.frame.scope, nodes)))
+            found.append(_Instantiation(visit, cls, _inside_model(visit.frame.scope, models)))
+        return sorted(found, key=lambda i: i.nested)
+
+    def _instantiated_elsewhere(self, classes: list[ClassInfo]) -> dict[int, _Call]:
+        """For classes this file never instantiates outside a model: the first instantiation in
+        another workspace file, and the calls of submodules its model made (keyed by the class
+        node). Files come from the workspace's stat cache; only those that write `Name(` are
+        analysed."""
+        found: dict[int, _Call] = {}
+        if not classes:
+            return found
+        pattern = _calls_of(classes)
+        here = os.path.realpath(self.module.path)
+        for other in self.workspace.python_files():
+            text = self.workspace.text_of(other)
+            if text is None or not pattern.search(text) or os.path.realpath(other) == here:
+                continue
+            missing = [c for c in classes if id(c.node) not in found]
+            scan = _FileModels(self.workspace, other, text, self.settings, missing)
+            where = os.path.relpath(other, os.path.dirname(os.path.abspath(self.module.path)))
+            for inst in scan._instantiations():
+                if not inst.nested and id(inst.cls.node) not in found:
+                    call = found[id(inst.cls.node)] = scan._call_of(inst, where)
+                    scan._called_model(call)
+            for key, call in scan.resolver.calls.items():
+                found.setdefault(key, call)
+            if all(id(c.node) in found for c in classes):
+                break
         return found
 
     # -- models ------------------------------------------------------------------------------
 
-    def _class_model(self, cls: ClassInfo, instantiations: list[_Instantiation]) -> ModelMemory:
-        """Sized by its first instantiation (one outside other models first), else by defaults."""
-        mine = sorted((i for i in instantiations if i.cls is cls), key=lambda i: i.nested)
-        if mine:
+    def _class_model(
+        self, cls: ClassInfo, instantiations: list[_Instantiation], calls: dict[int, _Call]
+    ) -> ModelMemory:
+        """Sized by its first instantiation in this file outside other models, else by one in
+        another file, else by the call that builds it inside a sized model, else by its first
+        instantiation inside a model here, else by defaults."""
+        mine = [i for i in instantiations if i.cls is cls]
+        call = calls.get(id(cls.node))
+        if mine and (not mine[0].nested or call is None):
             model = self._instance_model(mine[0])
             line = mine[0].visit.frame.line_of(mine[0].visit.call)
             sized = (f"sizes from the instantiation at line {line + 1}", *model.assumptions)
-            model = replace(model, assumptions=sized, sized_from=line)
+            model = replace(model, assumptions=sized, covered=True)
+        elif call is not None:
+            model = call.owner._called_model(call)
+            sized = (f"sizes from {call.label}", *model.assumptions)
+            model = replace(model, path=self.module.path, assumptions=sized, covered=call.inside)
         else:
             frame = Frame(cls.module, cls.parent, cls.segment, None)
-            raws, resolved = self._resolve(cls, [], {}, frame)
-            mesh, rules, notes = self._placement(None)
-            params, more = self._laid_out(raws, mesh, rules)
+            model = self._called_model(_Call(self, cls, [], {}, frame, None, "parameter defaults", 0))
             defaults = "no instantiation in this file: sizes from parameter defaults"
-            model = ModelMemory(
-                cls.name,
-                cls.name,
-                self.module.path,
-                0,
-                params,
-                mesh_label(mesh),
-                (defaults, *notes, *resolved, *more),
-            )
+            model = replace(model, assumptions=(defaults, *model.assumptions))
         column = cls.node.col_offset
         return replace(
             model,
@@ -147,38 +243,60 @@ class _FileModels:
             end_column=column + len(f"class {cls.name}"),
         )
 
+    def _call_of(self, inst: _Instantiation, where: str | None = None) -> _Call:
+        """An instantiation as a call; `where` names its file when it is not the one reported."""
+        visit = inst.visit
+        args, kwargs = self.walker.arguments(visit.call, visit.frame)
+        line = visit.frame.line_of(visit.call)
+        place = f"{where}:{line + 1}" if where else f"line {line + 1}"
+        return _Call(
+            self, inst.cls, args, kwargs, visit.frame, visit.context, f"the instantiation at {place}", line
+        )
+
     def _instance_model(self, inst: _Instantiation) -> ModelMemory:
         """The model one call creates, laid out in that call's context (computed once per call)."""
         known = self._instances.get(id(inst.visit.call))
         if known is not None:
             return known
         visit = inst.visit
-        args, kwargs = self.walker.arguments(visit.call, visit.frame)
-        raws, resolved = self._resolve(inst.cls, args, kwargs, visit.frame)
-        mesh, rules, notes = self._placement(visit.context)
-        params, more = self._laid_out(raws, mesh, rules)
         span = visit.frame.span(visit.call)
-        model = self._instances[id(visit.call)] = ModelMemory(
-            visit.target or inst.cls.name,
-            inst.cls.name,
-            self.module.path,
-            span.line,
-            params,
-            mesh_label(mesh),
-            (*notes, *resolved, *more),
+        model = self._instances[id(visit.call)] = replace(
+            self._called_model(self._call_of(inst)),
+            name=visit.target or inst.cls.name,
             instantiation=True,
             column=span.column,
             end_column=span.end_column if span.end_line == span.line else span.column,
         )
         return model
 
-    def _resolve(
-        self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], frame: Frame
-    ) -> tuple[list[RawParam], tuple[str, ...]]:
-        """The class's parameters with these arguments, and the notes made on the way."""
+    def _called_model(self, call: _Call) -> ModelMemory:
+        """The model `call` builds, laid out in its context. Submodule calls made on the way are
+        recorded (labelled after this model) for the classes that have no call of their own.
+        Computed once per call."""
+        known = self._called.get(id(call))
+        if known is not None:
+            return known[1]
         self.resolver.start()
-        raws = self.resolver.resolve_class(cls, args, kwargs, frame)
-        return raws, tuple(self.resolver.notes)
+        cls_name = call.cls.name
+        self.resolver.current = (call.context, f"{cls_name}'s {call.label.removeprefix('the ')}", call.line)
+        try:
+            raws = self.resolver.resolve_class(call.cls, call.args, call.kwargs, call.frame)
+        finally:
+            self.resolver.current = None
+        resolved = tuple(self.resolver.notes)
+        mesh, rules, notes = self._placement(call.context)
+        params, more = self._laid_out(raws, mesh, rules)
+        model = ModelMemory(
+            cls_name,
+            cls_name,
+            self.module.path,
+            call.line,
+            params,
+            mesh_label(mesh),
+            (*notes, *resolved, *more),
+        )
+        self._called[id(call)] = (call, model)
+        return model
 
     def _laid_out(
         self, raws: list[RawParam], mesh: Mesh | None, rules: Rules | None
@@ -224,6 +342,12 @@ class _FileModels:
             chosen = context.rules[-1]
             rules = read_rules(chosen.rules, chosen.how)
         return mesh, rules, tuple(notes)
+
+
+def _calls_of(classes: Sequence[ClassInfo]) -> re.Pattern[str]:
+    """Text that may call one of these classes (`Transformer(`); matches nothing for none."""
+    names = "|".join(re.escape(c.name) for c in classes)
+    return re.compile(rf"\b(?:{names})\s*\(") if names else re.compile(r"(?!)")
 
 
 def _inside_model(scope: Scope | None, models: dict[int, ClassInfo]) -> bool:

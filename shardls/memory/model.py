@@ -128,8 +128,9 @@ class ModelMemory:
     """`fsdp=8`: the mesh the parameters are laid out on; None for one device."""
     assumptions: tuple[str, ...] = ()
     instantiation: bool = False
-    sized_from: int | None = None
-    """For a class: the 0-based line of the instantiation whose arguments sized it, if any."""
+    covered: bool = False
+    """For a class: sized by a call whose model the file's report shows anyway (an instantiation
+    in the file, or a call inside another model), so a report of the whole file leaves it out."""
     end_column: int = 0
     column: int = 0
 

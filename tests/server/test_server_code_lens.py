@@ -110,3 +110,23 @@ async def test_editor_settings_set_hbm_and_optimizer_live(client: RecordingClien
     )
     assert isinstance(table, str) and "adam" in table
     assert "HBM 16 GiB / device: 51.5 GB used, over by 34.4 GB (DOES NOT FIT)" in table
+
+
+async def test_class_lens_is_sized_by_a_script_in_another_file(client: RecordingClient, tmp_path: Path) -> None:
+    classes, _, instantiation = MODELS.partition("with jax.set_mesh(mesh):\n")
+    (tmp_path / "train.py").write_text(
+        "import jax\nfrom flax import nnx\n\nfrom net import Net\n\n"
+        'mesh = jax.make_mesh((8,), ("fsdp",))\nwith jax.set_mesh(mesh):\n' + instantiation
+    )
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "net.py", classes, write=True)
+
+    by_line = {lens.range.start.line: lens.command for lens in await lenses(client, uri)}
+
+    assert set(by_line) == {7, 13}  # the classes; the instantiation is train.py's
+    assert by_line[13] is not None
+    assert by_line[13].title == "params 4.3 B · 17.2 GB f32 · 2.1 GB / device (fsdp=8)"
+    table = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(by_line[13].command, by_line[13].arguments)
+    )
+    assert isinstance(table, str) and "sizes from the instantiation at train.py:8" in table

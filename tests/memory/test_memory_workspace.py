@@ -1,0 +1,105 @@
+"""A model class sized by its instantiation in another file of the workspace (the training script
+that imports it), laid out on that file's mesh; through `file_models` and `shardls report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from memory_helpers import run
+
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.memory.discover import file_models
+
+MODEL = """\
+from dataclasses import dataclass
+
+from flax import nnx
+
+wp = nnx.with_partitioning
+
+
+@dataclass
+class Config:
+    d_model: int = 64
+    d_ff: int = 256
+    n_layers: int = 2
+
+    @classmethod
+    def big(cls):
+        return cls(d_model=4096, d_ff=16384, n_layers=32)
+
+
+class Block(nnx.Module):
+    def __init__(self, cfg: Config, *, rngs: nnx.Rngs):
+        init = nnx.initializers.zeros_init()
+        self.up = nnx.Linear(cfg.d_model, cfg.d_ff, use_bias=False, kernel_init=wp(init, ("fsdp", None)), rngs=rngs)
+
+
+class Net(nnx.Module):
+    def __init__(self, cfg: Config, *, rngs: nnx.Rngs):
+        self.layers = nnx.List([Block(cfg, rngs=rngs) for _ in range(cfg.n_layers)])
+"""
+
+TRAIN = """\
+import jax
+from flax import nnx
+
+from pkg.model import Config, Net
+
+mesh = jax.make_mesh((8,), ("fsdp",))
+
+with jax.set_mesh(mesh):
+    net = Net(Config.big(), rngs=nnx.Rngs(0))
+"""
+"""32 layers of 4096 x 16384 float32: 2.1 B parameters, 8.6 GB, 1.07 GB per device over fsdp=8."""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "model.py").write_text(MODEL)
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "unrelated.py").write_text("def Net(x):\n    return x\n\n\nNet(3)\n")
+    return tmp_path
+
+
+def test_class_is_sized_by_the_script_that_instantiates_it(project: Path) -> None:
+    model_file = project / "pkg" / "model.py"
+    models = file_models(Workspace([project]), str(model_file), MODEL, Settings()).models
+
+    net = next(m for m in models if m.name == "Net")
+    assert (net.param_count, net.total_bytes, net.max_bytes_per_device) == (
+        32 * 4096 * 16384,
+        32 * 4096 * 16384 * 4,
+        32 * 4096 * 16384 * 4 // 8,
+    )
+    assert net.mesh_text == "fsdp=8"
+    assert net.assumptions[0] == "sizes from the instantiation at ../train.py:9"
+    assert (net.path, net.line, net.instantiation) == (str(model_file), 24, False)
+    # Block is only built inside Net: sized through Net's call, with Net's arguments.
+    block = next(m for m in models if m.name == "Block")
+    assert block.param_count == 4096 * 16384
+    assert block.assumptions[0] == "sizes from Net's instantiation at ../train.py:9"
+    assert block.max_bytes_per_device == 4096 * 16384 * 4 // 8
+    assert not any(m.instantiation for m in models)  # the script's model belongs to the script
+
+
+def test_without_another_file_the_sizes_stay_symbolic(tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    models = file_models(Workspace([tmp_path]), str(path), MODEL, Settings()).models
+    net = next(m for m in models if m.name == "Net")
+    assert net.param_count == 0
+    assert net.assumptions[0] == "no instantiation in this file: sizes from parameter defaults"
+    assert "layers[*].up.kernel: dimensions cfg, cfg are symbolic; not counted" in net.assumptions
+
+
+def test_report_of_the_model_file_uses_the_script(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text("[tool.shardls]\n")
+    result = run(capsys, "report", str(project / "pkg" / "model.py::Net"), "--output-format", "json")
+    assert result.code == 0
+    assert '"param_count": 2147483648' in result.out
+    assert "sizes from the instantiation at ../train.py:9" in result.out
