@@ -112,7 +112,9 @@ async def test_editor_settings_set_hbm_and_optimizer_live(client: RecordingClien
     assert "HBM 16 GiB / device: 51.5 GB used, over by 34.4 GB (DOES NOT FIT)" in table
 
 
-async def test_class_lens_is_sized_by_a_script_in_another_file(client: RecordingClient, tmp_path: Path) -> None:
+async def test_class_lens_is_sized_by_a_script_in_another_file(
+    client: RecordingClient, tmp_path: Path
+) -> None:
     classes, _, instantiation = MODELS.partition("with jax.set_mesh(mesh):\n")
     (tmp_path / "train.py").write_text(
         "import jax\nfrom flax import nnx\n\nfrom net import Net\n\n"
