@@ -1,7 +1,7 @@
 """`shardls report`: every parameter of a Flax NNX model and the memory it takes per device.
 
 shardls report model.py::Transformer --mesh fsdp=8,tp=4 --optimizer adamw --hbm 16GiB
-shardls report --exact my_pkg.model:make_model --rules RULES --mesh fsdp=8 --compare model.py
+shardls report --exact my_pkg.model:make_model --mesh fsdp=8 --compare model.py
 
 Static by default (nothing is imported or run). `--exact` imports the named factory and asks JAX
 (`nnx.eval_shape` under an AbstractMesh); it is the only command that runs user code. Exit status:
@@ -23,7 +23,7 @@ from shardls.cli.settings_args import add_mesh_arguments
 from shardls.config import Config, ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
 from shardls.core import parse_dtype
 from shardls.memory.compare import mismatches
-from shardls.memory.discover import file_models
+from shardls.memory.discover import factory_rules, file_models
 from shardls.memory.figures import per_device_bytes
 from shardls.memory.model import ModelMemory
 from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
@@ -55,7 +55,11 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="PACKAGE.MODULE:FACTORY",
         help="import this factory and build the model under nnx.eval_shape (runs your code; needs shardls[exact])",
     )
-    parser.add_argument("--rules", metavar="NAME", help="with --exact: the module's logical axis rules")
+    parser.add_argument(
+        "--rules",
+        metavar="NAME",
+        help="with --exact: the module attribute holding the logical axis rules (default: those the factory enters, read statically)",
+    )
     parser.add_argument(
         "--compare", action="store_true", help="with --exact: list every difference from the static result"
     )
@@ -144,11 +148,43 @@ def top_level(models: Sequence[ModelMemory]) -> list[ModelMemory]:
 def _exact(args: argparse.Namespace, settings: Settings) -> ModelMemory:
     from shardls.exact import ExactUnavailable, exact_model
 
+    rules = args.rules if args.rules is not None else _factory_rules(args.exact, settings)
     print(f"shardls report: exact mode imports and runs {args.exact} (under nnx.eval_shape)", file=sys.stderr)
     try:
-        return exact_model(args.exact, settings.default_mesh, args.rules)
+        return exact_model(args.exact, settings.default_mesh, rules)
     except ExactUnavailable as error:
         raise UsageError(str(error)) from None
+
+
+def _factory_rules(target: str, settings: Settings) -> tuple[tuple[str, object], ...] | None:
+    """Without `--rules`: the logical axis rules the factory creates its model under, read
+    statically from its source (before anything is imported), and said on stderr."""
+    module_name, _, factory = target.partition(":")
+    path = _module_file(module_name, Path.cwd())
+    if path is None or not factory:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = factory_rules(Workspace([Path.cwd()]), str(path), text, factory, settings)
+    if found is None:
+        return None
+    print(
+        f"shardls report: exact mode uses the logical axis rules {factory} creates its model under "
+        f"({found.source}, read statically; --rules NAME to choose others)",
+        file=sys.stderr,
+    )
+    return tuple((rule.name, rule.target) for rule in found.rules)
+
+
+def _module_file(dotted: str, root: Path) -> Path | None:
+    """The source of `a.b` under `root` (`a/b.py` or `a/b/__init__.py`), as importing from there finds it."""
+    parts = [part for part in dotted.split(".") if part]
+    if not parts:
+        return None
+    base = root.joinpath(*parts)
+    return next((c for c in (base.with_suffix(".py"), base / "__init__.py") if c.is_file()), None)
 
 
 def _compare(exact: ModelMemory, static: list[ModelMemory], stream: TextIO) -> int:

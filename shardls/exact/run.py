@@ -26,15 +26,19 @@ class ExactUnavailable(Exception):
     """Exact mode cannot run: JAX/Flax missing, or the factory cannot be imported or called."""
 
 
+LogicalRules = str | tuple[tuple[str, object], ...]
+"""The module attribute holding the rules (`RULES`), or the rules themselves as Flax takes them."""
+
+
 def exact_model(
-    target: str, mesh: Mesh | None, rules: str | None = None, search_path: Path | None = None
+    target: str, mesh: Mesh | None, rules: LogicalRules | None = None, search_path: Path | None = None
 ) -> ModelMemory:
     """Call `package.module:factory` under `mesh` (abstractly) and describe the model it returns.
 
-    `rules` names the module's logical axis rules: `nnx.eval_shape` turns annotations into
-    shardings after the factory returns, outside any rules context the factory entered, so
-    logical names need the rules in effect around the whole call (as a training script has them
-    around `nnx.get_partition_spec`)."""
+    `rules`: the logical axis rules. `nnx.eval_shape` turns annotations into shardings after the
+    factory returns, outside any rules context the factory entered, so logical names need the
+    rules in effect around the whole call (as a training script has them around
+    `nnx.get_partition_spec`)."""
     jax, nnx = _jax_and_flax()
     module, factory = _factory(target, search_path)
     with contextlib.ExitStack() as stack:
@@ -45,10 +49,12 @@ def exact_model(
                 tuple(mesh.axis_sizes), tuple(mesh.axis_names), axis_types=types
             )
             stack.enter_context(jax.sharding.use_abstract_mesh(abstract))
-        if rules is not None:
+        if isinstance(rules, str):
             if not hasattr(module, rules):
                 raise ExactUnavailable(f"{module.__name__} has no {rules} (the logical axis rules)")
             stack.enter_context(nnx.logical_axis_rules(getattr(module, rules)))
+        elif rules is not None:
+            stack.enter_context(nnx.logical_axis_rules(rules))
         try:
             model = nnx.eval_shape(factory)
         except Exception as error:  # the user's factory may raise anything

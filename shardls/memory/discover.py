@@ -97,6 +97,23 @@ def file_models(
     return _FileModels(workspace, path, text, settings or Settings()).models(only)
 
 
+def factory_rules(
+    workspace: Workspace, path: str, text: str, factory: str, settings: Settings | None = None
+) -> Rules | None:
+    """The logical axis rules in effect where the function `factory` of the file creates a model
+    (`with nnx.logical_axis_rules(RULES): return Transformer(...)`), read without running it; None
+    when it enters none or they cannot be read. Exact mode needs them around the whole
+    `nnx.eval_shape` call, where the factory's own `with` block no longer applies."""
+    models = _FileModels(workspace, path, text, settings or Settings())
+    for inst in models._instantiations():
+        function = inst.visit.frame.scope.function if inst.visit.frame.scope else None
+        rules = inst.visit.context.rules if inst.visit.context is not None else ()
+        if function is not None and function.qualname == factory and rules:
+            found = read_rules(rules[-1].rules, rules[-1].how)
+            return found if found is not None and found.readable else None
+    return None
+
+
 class _FileModels:
     """The models of one file; `targets` (default: the file's own model classes) are the classes
     whose instantiations are looked for, so that another file can be searched for this one's."""

@@ -108,19 +108,16 @@ def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def test_exact_compare_prints_notice_and_agreement(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("flax")
+    """Without --rules, the rules the factory enters are read statically and used around the call."""
     monkeypatch.chdir(REPO)
     result = run(
-        capsys,
-        "report",
-        "--exact",
-        "tests.memory.models.transformer:make_model",
-        "--rules",
-        "RULES",
-        *MESH,
-        "--compare",
+        capsys, "report", "--exact", "tests.memory.models.transformer:make_model", *MESH, "--compare"
     )
     assert result.code == 0
+    assert (
+        "exact mode uses the logical axis rules make_model creates its model under "
+        "(with nnx.logical_axis_rules(...) at line 78, read statically" in result.err
+    )
     assert "exact mode imports and runs tests.memory.models.transformer:make_model" in result.err
     assert "equals exact mode's for every parameter" in result.out
 
