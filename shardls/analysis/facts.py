@@ -8,6 +8,7 @@ string indices); renderings convert to 1-based or UTF-16 as their format needs.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -141,6 +142,11 @@ class DeviceCount:
     assumed: bool = True
 
 
+LONG_SITE_LINES = 64
+"""Sites spanning more lines than this are not indexed per line but checked on every lookup, so
+that the index stays proportional to the file even when calls span whole pages."""
+
+
 @dataclass(frozen=True)
 class FileAnalysis:
     path: str
@@ -149,3 +155,40 @@ class FileAnalysis:
     diagnostics: tuple[Diagnostic, ...]
     device_count: DeviceCount
     parse_errors: tuple[tuple[int, str], ...] = ()
+
+    def sites_on(self, line: int) -> list[Site]:
+        """The sites whose call or spec covers `line` (in file order, then those spanning many
+        lines): a hover looks up its line instead of scanning the thousands of sites of a long file."""
+        by_line, long = self._line_index
+        return [*by_line.get(line, ()), *(s for s in long if _covers(s, line))]
+
+    @functools.cached_property
+    def _line_index(self) -> tuple[dict[int, list[Site]], list[Site]]:
+        by_line: dict[int, list[Site]] = {}
+        long: list[Site] = []
+        for site in self.sites:
+            spans = _spans_of(site)
+            if any(span.end_line - span.line > LONG_SITE_LINES for span in spans):
+                long.append(site)
+                continue
+            lines = {line for span in spans for line in range(span.line, span.end_line + 1)}
+            for line in sorted(lines):
+                by_line.setdefault(line, []).append(site)
+        return by_line, long
+
+    @functools.cached_property
+    def all_meshes(self) -> tuple[MeshFact, ...]:
+        """Every mesh the file defines or its sites use, each once, definitions first."""
+        unique: dict[object, MeshFact] = {}
+        for fact in (*self.meshes, *(site.mesh for site in self.sites if site.mesh)):
+            unique.setdefault((fact.mesh, fact.span, fact.path), fact)
+        return tuple(unique.values())
+
+
+def _spans_of(site: Site) -> list[Span]:
+    """The call and the spec: a spec written elsewhere (`spec = P(...)` lines above) is a second place."""
+    return [span for span in (site.span, site.spec_span) if span is not None]
+
+
+def _covers(site: Site, line: int) -> bool:
+    return any(span.line <= line <= span.end_line for span in _spans_of(site))

@@ -92,7 +92,7 @@ class View:
         """`sites_at`, each with the span (call or spec) that holds the cursor."""
         found = [
             (span, site)
-            for site in self.analysis.sites
+            for site in self.analysis.sites_on(line)
             if (span := self.matched_span(site, line, column)) is not None and self.in_this_file(site.path)
         ]
         return sorted(found, key=lambda pair: _size(pair[0]))
@@ -109,13 +109,14 @@ class View:
 
     def meshes(self) -> list[MeshFact]:
         """Every mesh the unit defines or its sites use, each once, definitions first."""
-        facts = [*self.analysis.meshes, *(site.mesh for site in self.analysis.sites if site.mesh)]
-        return _unique(facts)
+        return list(self.analysis.all_meshes)
 
     def meshes_near(self, line: int, column: int) -> list[MeshFact]:
         """Every mesh, the mesh of the site at the cursor first."""
         at_cursor = [site.mesh for site in self.sites_at(line, column) if site.mesh]
-        return _unique([*at_cursor, *self.meshes()])
+        if not at_cursor:
+            return self.meshes()
+        return _unique([*at_cursor, *self.analysis.all_meshes])
 
     def meshes_with_axis(self, axis: str, line: int, column: int) -> list[MeshFact]:
         return [fact for fact in self.meshes_near(line, column) if axis in fact.mesh.axis_names]
