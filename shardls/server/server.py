@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest
@@ -47,10 +48,20 @@ CloseListener = Callable[[str, Sequence[str]], None]
 """Told the URI of a unit that closed and the URIs of its documents (the file, or the cells)."""
 
 
+_EDITS = {
+    types.TEXT_DOCUMENT_DID_CHANGE: ("text_document", "text_documents"),
+    types.NOTEBOOK_DOCUMENT_DID_CHANGE: ("notebook_document", "notebook_documents"),
+}
+"""Notifications that edit an open document: the member of their params naming it, and the
+workspace's documents it must be among."""
+
+
 class _Protocol(LanguageServerProtocol):
-    """Two fixes to pygls: it drops a request whose params do not fit the method's types, and any
+    """Fixes to pygls: it drops a request whose params do not fit the method's types, and any
     request after `shutdown`, without answering, so the client would wait forever (they are
-    answered with an error); and it keeps every notification's future (they are let go)."""
+    answered with an error); it keeps every notification's future (they are let go); and an
+    edit to a document that is not open made it show the user "Error in server: KeyError" (the
+    edit is ignored, with a warning in the log)."""
 
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
@@ -58,6 +69,12 @@ class _Protocol(LanguageServerProtocol):
             error = JsonRpcInvalidRequest("the server is shutting down").to_response_error()
             self._send_response(message.id, error=error)
             return
+        if method in _EDITS:
+            member, documents = _EDITS[method]
+            uri = getattr(message.params, member).uri
+            if self._workspace is None or unquote(uri) not in getattr(self._workspace, documents):
+                logger.warning("%s of %s, which is not open: ignored", method, uri)
+                return
         super().handle_message(message)
 
     def _check_handler_result(self, future: Any) -> None:

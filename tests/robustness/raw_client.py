@@ -138,12 +138,15 @@ class RawServer:
         raise AssertionError("no VmRSS")
 
     def errors_logged(self) -> list[str]:
-        """window/logMessage errors: a handler failed (the guard answered empty)."""
-        return [
-            n["params"]["message"]
-            for n in self.notifications
-            if n.get("method") == "window/logMessage" and n["params"].get("type") == 1
-        ]
+        """window/logMessage and window/showMessage errors: a handler failed (the guard answered
+        empty), or pygls caught an exception."""
+        with self._arrived:
+            return [
+                n["params"]["message"]
+                for n in self.notifications
+                if n.get("method") in ("window/logMessage", "window/showMessage")
+                and n["params"].get("type") == 1
+            ]
 
     def close(self) -> int:
         if self.process.poll() is None:

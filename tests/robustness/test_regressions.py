@@ -97,6 +97,35 @@ def test_a_request_after_shutdown_is_answered(tmp_path: Path) -> None:
         server.close()
 
 
+def test_an_edit_to_a_document_that_is_not_open_is_ignored_quietly(tmp_path: Path) -> None:
+    """Found by the LSP abuse test once it also watched window/showMessage: pygls's didChange
+    raised KeyError for a document (or notebook) that was never opened, and showed the user
+    "Error in server: KeyError". The edit is now ignored with a warning in the log."""
+    server = RawServer(tmp_path / "server.log")
+    try:
+        server.notify(  # before initialize: no workspace at all
+            "textDocument/didChange",
+            {"textDocument": {"uri": "file:///early.py", "version": 2}, "contentChanges": [{"text": "x"}]},
+        )
+        server.initialize(tmp_path)
+        uri = (tmp_path / "model.py").as_uri()
+        server.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": HEAD + OK_SITE}]},
+        )
+        server.notify(
+            "notebookDocument/didChange",
+            {"notebookDocument": {"uri": (tmp_path / "a.ipynb").as_uri(), "version": 2}, "change": {}},
+        )
+        server.open(uri, HEAD + OK_SITE)
+
+        assert server.hover(uri, 4, 10) is not None  # the edit before didOpen was not applied
+        assert server.errors_logged() == []
+    finally:
+        server.close()
+    assert "which is not open: ignored" in (tmp_path / "server.log").read_text()
+
+
 def test_notifications_are_not_kept(tmp_path: Path) -> None:
     """Found by the memory test: pygls kept the future of every notification it handled (about
     2 KB each), so each keystroke's didChange grew the server for its whole life."""
