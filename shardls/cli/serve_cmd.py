@@ -50,6 +50,7 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: the other commands should not pay for pygls.
     from shardls.server.server import create_server
+    from shardls.server.transport import serve_stdio
 
     try:
         handler: logging.Handler = (
@@ -63,8 +64,7 @@ def run(args: argparse.Namespace) -> int:
     server = create_server()
     if args.tcp is not None:
         server.start_tcp(*args.tcp)
-    else:
-        protocol_out = sys.stdout.buffer
-        sys.stdout = sys.stderr
-        server.start_io(sys.stdin.buffer, protocol_out)
-    return EXIT_OK
+        return EXIT_OK
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    return serve_stdio(server, sys.stdin.buffer, protocol_out)  # 1 after `exit` without `shutdown`

@@ -69,6 +69,11 @@ class RawServer:
                 self._arrived.wait(left)
             return self._responses.pop(number)
 
+    def has_response(self, number: object) -> bool:
+        """Whether an answer to `number` arrived and was not taken yet."""
+        with self._arrived:
+            return number in self._responses
+
     def _read(self) -> None:
         stream = self.process.stdout
         assert stream is not None
@@ -149,11 +154,12 @@ class RawServer:
             ]
 
     def close(self) -> int:
+        """Shut the server down (shutdown, then exit) if it runs; its exit status."""
         if self.process.poll() is None:
             try:
                 self.call("shutdown", None, timeout=10)
                 self.notify("exit")
-                return self.process.wait(timeout=10)
+                self.process.wait(timeout=10)
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 self.process.kill()
         self._log.close()

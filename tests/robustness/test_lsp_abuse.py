@@ -13,6 +13,8 @@ from lsp_helpers import MODEL, position_of
 from raw_client import RawServer
 from robust_helpers import TIME_BOUND
 
+from shardls.server.transport import MAX_CONTENT_LENGTH
+
 EXPECTED = "per device float32[8,4]"
 """What a hover on line 5's spec must say, whatever happened before (tests/server/lsp_helpers.py)."""
 SPEC = position_of(MODEL, 'P(None, "model")')
@@ -44,61 +46,109 @@ def _opened(server: RawServer, root: Path, name: str = "model.py") -> str:
     return uri
 
 
-MALFORMED_FRAMES = {
-    "truncated JSON": b'{"jsonrpc": "2.0", "id": 900, "method": "textDocument/hover", "params": {',
-    "not JSON": b"\xff\xfe garbage \x00",
-    "a JSON array": b"[1, 2, 3]",
-    "a JSON string": b'"hello"',
-    "JSON null": b"null",
-    "no jsonrpc field": b'{"id": 901, "method": "textDocument/hover", "params": {}}',
-    "wrong jsonrpc version": b'{"jsonrpc": "1.0", "id": 902, "method": "shutdown"}',
-    "id of an object": b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "textDocument/hover", "params": {}}',
-    "response to nothing": b'{"jsonrpc": "2.0", "id": 99999, "result": {"x": 1}}',
-    "error to nothing": b'{"jsonrpc": "2.0", "id": 99998, "error": {"code": 1, "message": "m"}}',
-    "deeply nested JSON": b"[" * 100_000 + b"]" * 100_000,
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+
+MALFORMED_FRAMES: dict[str, tuple[bytes, int | None, object]] = {
+    # name: (body, the error code answered, the id of that answer); None: no answer.
+    "truncated JSON": (
+        b'{"jsonrpc": "2.0", "id": 900, "method": "textDocument/hover", "params": {',
+        PARSE_ERROR,
+        None,
+    ),
+    "not JSON": (b"\xff\xfe garbage \x00", PARSE_ERROR, None),
+    "an empty body": (b"", PARSE_ERROR, None),
+    "deeply nested JSON": (b"[" * 100_000 + b"]" * 100_000, PARSE_ERROR, None),
+    "a JSON array (a batch)": (b"[1, 2, 3]", INVALID_REQUEST, None),
+    "a JSON string": (b'"hello"', INVALID_REQUEST, None),
+    "JSON null": (b"null", INVALID_REQUEST, None),
+    "no jsonrpc field": (b'{"id": 901, "method": "textDocument/hover", "params": {}}', INVALID_REQUEST, 901),
+    "wrong jsonrpc version": (b'{"jsonrpc": "1.0", "id": 902, "method": "shutdown"}', INVALID_REQUEST, 902),
+    "a method that is not a string": (b'{"jsonrpc": "2.0", "id": "s", "method": 5}', INVALID_REQUEST, "s"),
+    "neither request nor response": (b'{"jsonrpc": "2.0", "id": 903}', INVALID_REQUEST, 903),
+    "id of an object": (
+        b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "textDocument/hover", "params": {}}',
+        INVALID_REQUEST,
+        None,
+    ),
+    "response to nothing": (b'{"jsonrpc": "2.0", "id": 99999, "result": {"x": 1}}', None, 99999),
+    "error to nothing": (
+        b'{"jsonrpc": "2.0", "id": 99998, "error": {"code": 1, "message": "m"}}',
+        None,
+        99998,
+    ),
 }
+
+
+def test_malformed_bodies_are_answered_with_json_rpc_errors(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    for name, (body, code, number) in MALFORMED_FRAMES.items():
+        server.send_body(body)
+        _still_right(server, uri)  # the error, if any, was sent before this answer
+        if code is None:
+            assert not server.has_response(number), name
+        else:
+            answer = server.response(number, timeout=0)
+            assert answer["error"]["code"] == code, (name, answer)
+            assert answer["jsonrpc"] == "2.0" and answer["id"] == number
+    assert server.errors_logged() == []
+
 
 MALFORMED_HEADERS = {
     "garbage header lines": b"Garbage\r\nX-Other: 1\r\n",
     "empty lines": b"\r\n\r\n\r\n",
-    "a header line without CR": b"X-Other: 1\n",
-}
-
-UNDELIMITED_FRAMES = {
-    # A body without a valid Content-Length cannot be delimited: it runs into the next header
-    # line, and pygls's reader never finds a header again (docs/security.md). The server must
-    # stay up and end cleanly when the stream closes.
     "no Content-Length": b"Content-Type: application/json\r\n\r\n{}",
     "non-numeric length": b"Content-Length: abc\r\n\r\n{}",
     "negative length": b"Content-Length: -5\r\n\r\n{}",
-    "LF only": b"Content-Length: 2\n\n{}",
+    "a length over the cap": b"Content-Length: %d\r\n\r\n{}" % (MAX_CONTENT_LENGTH + 1),
+    "a length of 10**30": b"Content-Length: %d\r\n\r\n" % 10**30,
+    "a header line of 100 KB": b"X" * 100_000,
+    "a JSON body where a header belongs": b'{"jsonrpc": "2.0", "id": 904, "method": "shutdown"}\r\n\r\n',
+    "a body longer than declared": b"Content-Length: 1\r\n\r\n{}}}",
 }
 
 
-def test_malformed_frames_and_headers(server: RawServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("raw", MALFORMED_HEADERS.values(), ids=MALFORMED_HEADERS.keys())
+def test_a_malformed_header_is_skipped_and_the_next_message_served(
+    server: RawServer, tmp_path: Path, raw: bytes
+) -> None:
     uri = _opened(server, tmp_path)
-    for body in MALFORMED_FRAMES.values():
-        server.send_body(body)
-        _still_right(server, uri)
-    for raw in MALFORMED_HEADERS.values():
-        server.send_bytes(raw)
-        _still_right(server, uri)
+
+    server.send_bytes(raw)
+
+    _still_right(server, uri)
+    _still_right(server, uri)
+    assert not server.has_response(904)  # the stray body was not taken for a request
     assert server.errors_logged() == []
 
 
-@pytest.mark.parametrize("raw", UNDELIMITED_FRAMES.values(), ids=UNDELIMITED_FRAMES.keys())
-def test_undelimited_frames_leave_the_process_up_and_it_ends_at_eof(tmp_path: Path, raw: bytes) -> None:
+def test_frames_with_lf_line_ends_are_read(server: RawServer, tmp_path: Path) -> None:
+    uri = _opened(server, tmp_path)
+    position = {"line": SPEC.line, "character": SPEC.character}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 905,
+            "method": "textDocument/hover",
+            "params": {"textDocument": {"uri": uri}, "position": position},
+        }
+    ).encode()
+
+    server.send_bytes(b"content-length: %d\n\n" % len(body) + body)
+
+    assert EXPECTED in server.response(905)["result"]["contents"]["value"].replace("`", "")
+
+
+def test_the_end_of_the_input_ends_the_server_cleanly(tmp_path: Path) -> None:
     server = RawServer(tmp_path / "server.log")
     server.initialize(tmp_path)
-    server.send_bytes(raw)
-    server.notify("$/anything", None)
-    time.sleep(0.3)
-    assert server.process.poll() is None
-
+    server.send_bytes(b'Content-Length: 100\r\n\r\n{"jsonrpc": ')  # cut short
     assert server.process.stdin is not None
+
     server.process.stdin.close()
 
-    assert server.process.wait(timeout=10) in (0, 1)
+    assert server.process.wait(timeout=10) == 0
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
+    server.close()
 
 
 def test_unknown_methods(server: RawServer, tmp_path: Path) -> None:
@@ -293,18 +343,27 @@ def test_shutdown_in_the_middle_of_work(tmp_path: Path) -> None:
     assert shutdown.get("result", "missing") is None
     assert "error" in after  # requests after shutdown are refused (InvalidRequest)
     assert code == 0
-    answered = [server.response(number, timeout=1) for number in pending if number in server._responses]
+    answered = [server.response(number, timeout=1) for number in pending if server.has_response(number)]
     assert all("result" in a or "error" in a for a in answered)
     server.close()
 
 
-def test_exit_without_shutdown_ends_the_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "shutdown, status", [(True, 0), (False, 1)], ids=["after shutdown", "without shutdown"]
+)
+def test_exit_ends_the_process_with_the_status_the_spec_asks(
+    tmp_path: Path, shutdown: bool, status: int
+) -> None:
+    """LSP: `exit` ends the server with 0 if `shutdown` was received before, 1 otherwise."""
     server = RawServer(tmp_path / "server.log")
     server.initialize(tmp_path)
+    if shutdown:
+        assert server.call("shutdown")["result"] is None
+
     server.notify("exit")
 
-    assert server.process.wait(timeout=10) in (0, 1)  # the spec asks for 1; pygls exits with 0
-    server.close()
+    assert server.process.wait(timeout=10) == status
+    assert server.close() == status
 
 
 @pytest.mark.parametrize("distinct", [False, True], ids=["the same 10 documents", "1,000 distinct documents"])
