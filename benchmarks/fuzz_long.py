@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""A long fuzzing run (≥ 20,000 inputs) of the analyzer and `shardls check`; see docs/security.md.
+"""A long fuzzing run (≥ 20,000 inputs) of the analyzer, `shardls check` and a live language
+server; see docs/security.md.
 
-    .venv/bin/python benchmarks/fuzz_long.py --inputs 20000 [--seed 1]
+    .venv/bin/python benchmarks/fuzz_long.py --inputs 20000 [--seed 1] [--no-server]
 
 Inputs: every example and corpus file cut after and in the middle of every line, mutants of them
 (deleted, duplicated and moved tokens, swapped brackets, random bytes), JAX-flavoured and
 grammar-generated programs (hypothesis), and a share of mutants through `shardls check`
-in-process. Each must be answered without an exception within TIME_BOUND (2 s). A failing input
-is written to benchmarks/fuzz-failures/ (make it a test in tests/robustness/test_regressions.py);
-the exit status is 1 if there was any.
+in-process. Each must be answered without an exception within TIME_BOUND (2 s). Every input is
+also sent to one `shardls serve` process as the new text of an open document, followed by 7
+requests (hovers at random positions, inlay hints, diagnostics, a code action on a diagnostic,
+completion; tests/robustness/fuzz_server.py): none may fail, hang or take TIME_BOUND.
+
+A failing input is written to benchmarks/fuzz-failures/ (make it a test in
+tests/robustness/test_regressions.py); for the server, with the input before it (the server's
+caches hold it). The exit status is 1 if there was any failure.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import contextlib
 import io
 import random
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
@@ -27,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "robustness"))
 
 from fuzz_inputs import PROGRAMS, mutations, python_programs, seed_files, truncations  # noqa: E402
+from fuzz_server import ServerFuzzer  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis.strategies import SearchStrategy  # noqa: E402
 from robust_helpers import TIME_BOUND  # noqa: E402
@@ -38,11 +46,14 @@ FAILURES = HERE / "fuzz-failures"
 
 
 class Run:
-    def __init__(self) -> None:
+    def __init__(self, server: ServerFuzzer | None, rng: random.Random) -> None:
         self.counts: Counter[str] = Counter()
         self.failures = 0
         self.slowest = (0.0, "")
         self.times: list[float] = []
+        self.server = server
+        self.rng = rng
+        self.previous = ""
 
     def feed(self, channel: str, text: str, analyzer: Analyzer | None = None) -> None:
         start = time.perf_counter()
@@ -62,11 +73,26 @@ class Run:
         if problem is None and seconds >= TIME_BOUND:
             problem = f"took {seconds:.2f} s (bound {TIME_BOUND} s)"
         if problem is not None:
-            self.failures += 1
-            FAILURES.mkdir(exist_ok=True)
-            name = FAILURES / f"{channel}-{sum(self.counts.values())}.py"
-            name.write_text(text, encoding="utf-8", errors="surrogatepass")
-            print(f"FAILURE ({channel}) saved as {name}:\n{problem}", flush=True)
+            self._failed(channel, text, problem)
+        if self.server is not None:
+            self._serve(text)
+
+    def _serve(self, text: str) -> None:
+        assert self.server is not None
+        try:
+            self.server.feed(text, self.rng)
+        except Exception:  # ServerFailure, or a bug of the fuzzer itself: both are reported
+            self._failed("server", text, traceback.format_exc(), self.previous)
+        self.previous = text
+
+    def _failed(self, channel: str, text: str, problem: str, previous: str | None = None) -> None:
+        self.failures += 1
+        FAILURES.mkdir(exist_ok=True)
+        name = FAILURES / f"{channel}-{self.total}.py"
+        name.write_text(text, encoding="utf-8", errors="surrogatepass")
+        if previous is not None:
+            name.with_suffix(".previous.py").write_text(previous, encoding="utf-8", errors="surrogatepass")
+        print(f"FAILURE ({channel}) saved as {name}:\n{problem}", flush=True)
 
     def _check(self, text: str) -> None:
         path = Path("/tmp/shardls-fuzz-check.py")
@@ -81,6 +107,26 @@ class Run:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def report(self, elapsed: float) -> None:
+        print(
+            f"\n{self.total} inputs in {elapsed:.0f} s: "
+            + ", ".join(f"{k} {v}" for k, v in self.counts.items())
+        )
+        print(f"per input: {_spread(self.times)}, slowest {self.slowest[0]:.2f} s")
+        if self.server is not None:
+            server = self.server
+            print(
+                f"server: {server.inputs} inputs, {server.requests} requests, per request "
+                f"{_spread(server.latencies)}, slowest {max(server.latencies, default=0):.2f} s; "
+                f"{server.restarts} restarts (hangs or crashes)"
+            )
+        print(f"failures: {self.failures}")
+
+
+def _spread(times: list[float]) -> str:
+    ordered = sorted(times) or [0.0]
+    return f"median {ordered[len(ordered) // 2] * 1000:.1f} ms, p99 {ordered[int(len(ordered) * 0.99)] * 1000:.1f} ms"
+
 
 def _feed_programs(state: Run, strategy: SearchStrategy[str], channel: str, count: int) -> None:
     @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -91,11 +137,22 @@ def _feed_programs(state: Run, strategy: SearchStrategy[str], channel: str, coun
     feed()
 
 
-def run(inputs: int, seed: int) -> int:
+def run(inputs: int, seed: int, server: bool = True) -> int:
     rng = random.Random(seed)
-    state = Run()
+    with tempfile.TemporaryDirectory(prefix="shardls-fuzz-") as root:
+        state = Run(ServerFuzzer(Path(root)) if server else None, random.Random(seed + 1))
+        started = time.perf_counter()
+        _feed_all(state, inputs, rng)
+        if state.server is not None:
+            for problem in state.server.close():
+                state.failures += 1
+                print(f"FAILURE (server): {problem}", flush=True)
+        state.report(time.perf_counter() - started)
+    return 1 if state.failures else 0
+
+
+def _feed_all(state: Run, inputs: int, rng: random.Random) -> None:
     texts = [path.read_text() for path in seed_files()]
-    started = time.perf_counter()
     for text in texts:  # every truncation, in one analyzer per file (as an editor would)
         analyzer = Analyzer()
         for cut in truncations(text):
@@ -109,17 +166,6 @@ def run(inputs: int, seed: int) -> int:
             state.feed("check" if rng.random() < 0.1 else "mutant", mutant)
         if state.total % 1000 < 20:
             print(f"{state.total} inputs, {state.failures} failures", flush=True)
-    elapsed = time.perf_counter() - started
-    ordered = sorted(state.times)
-    print(
-        f"\n{state.total} inputs in {elapsed:.0f} s: "
-        + ", ".join(f"{k} {v}" for k, v in state.counts.items())
-    )
-    print(
-        f"median {ordered[len(ordered) // 2] * 1000:.1f} ms, p99 {ordered[int(len(ordered) * 0.99)] * 1000:.1f} ms, "
-        f"slowest {state.slowest[0]:.2f} s; failures: {state.failures}"
-    )
-    return 1 if state.failures else 0
 
 
 def parse() -> argparse.Namespace:
@@ -128,9 +174,12 @@ def parse() -> argparse.Namespace:
         "--inputs", type=int, default=20_000, help="at least this many inputs (default 20000)"
     )
     parser.add_argument("--seed", type=int, default=1, help="seed of the mutations")
+    parser.add_argument(
+        "--no-server", dest="server", action="store_false", help="only the analyzer and check, not the server"
+    )
     return parser.parse_args()
 
 
 if __name__ == "__main__":
     arguments = parse()
-    sys.exit(run(arguments.inputs, arguments.seed))
+    sys.exit(run(arguments.inputs, arguments.seed, arguments.server))

@@ -153,6 +153,13 @@ class RawServer:
                 and n["params"].get("type") == 1
             ]
 
+    def drain_errors(self) -> list[str]:
+        """errors_logged(), and forget every notification so far (a long run keeps none)."""
+        with self._arrived:
+            errors = self.errors_logged()
+            self.notifications.clear()
+        return errors
+
     def close(self) -> int:
         """Shut the server down (shutdown, then exit) if it runs; its exit status."""
         if self.process.poll() is None:

@@ -5,24 +5,22 @@ must be answered within TIME_BOUND. A longer run: benchmarks/fuzz_long.py.
 Inputs per CI run (each test asserts its count): analyzer ≈ 4,600 (every seed cut after and in
 the middle of every line: ≈ 3,800; 8 mutants of each of the 74 seeds; 150 JAX-flavoured and 60
 grammar-generated programs), `check` 283 (80 single files and a folder of 200 in-process, 3
-subprocesses), server 300 texts with 1,500 requests: ≈ 5,200 in all.
+subprocesses), server 300 texts with 2,100 requests (tests/robustness/fuzz_server.py): ≈ 5,200
+in all.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from fuzz_inputs import PROGRAMS, mutations, python_programs, seed_files, truncations
+from fuzz_server import REQUESTS_PER_INPUT, ServerFuzzer
 from hypothesis import HealthCheck, given, settings
-from lsp_helpers import RecordingClient, initialize
-from lsprotocol import types
 from robust_helpers import TIME_BOUND, timed
 
 from shardls.analysis.analyzer import Analyzer
@@ -133,68 +131,22 @@ def test_mutants_through_check_in_a_subprocess(tmp_path: Path) -> None:
         assert seconds < TIME_BOUND + 10  # plus the interpreter's start-up
 
 
-def _positions(text: str, rng: random.Random, count: int) -> list[types.Position]:
-    lines = text.split("\n")
-    found = []
-    for _ in range(count):
-        line = rng.randrange(len(lines) + 2)
-        width = len(lines[line]) if line < len(lines) else 0
-        found.append(types.Position(line, rng.randrange(width + 3)))
-    return found
-
-
-@pytest.mark.asyncio
-async def test_mutants_through_one_long_lived_server(client: RecordingClient, tmp_path: Path) -> None:
-    await initialize(client, tmp_path)
+def test_mutants_through_one_long_lived_server(tmp_path: Path) -> None:
     rng = random.Random("server")
-    uri = (tmp_path / "fuzz.py").as_uri()
     seeds = [path.read_text() for path in SEEDS]
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, seeds[0]))
-    )
-    requests = 0
-    texts = 0
-    for version in range(2, 302):
-        text = next(mutations(rng.choice(seeds), rng, 1))
-        client.text_document_did_change(
-            types.DidChangeTextDocumentParams(
-                types.VersionedTextDocumentIdentifier(version, uri),
-                [types.TextDocumentContentChangeWholeDocument(text)],
-            )
-        )
-        texts += 1
-        document = types.TextDocumentIdentifier(uri)
-        everything = types.Range(types.Position(0, 0), types.Position(len(text.split("\n")) + 1, 0))
-        for position in _positions(text, rng, 3):
-            await _timed_request(client.text_document_hover_async(types.HoverParams(document, position)))
-            requests += 1
-        await _timed_request(
-            client.text_document_inlay_hint_async(types.InlayHintParams(document, everything))
-        )
-        position = _positions(text, rng, 1)[0]
-        await _timed_request(
-            client.text_document_code_action_async(
-                types.CodeActionParams(document, types.Range(position, position), types.CodeActionContext([]))
-            )
-        )
-        requests += 2
-    assert texts == 300 and requests == 1500
-    errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
-    assert errors == []
+    fuzzer = ServerFuzzer(tmp_path)
+    for _ in range(300):
+        fuzzer.feed(next(mutations(rng.choice(seeds), rng, 1)), rng)  # ServerFailure fails the test
 
-
-async def _timed_request(request: object) -> tuple[object, float]:
-    start = time.perf_counter()
-    assert asyncio.isfuture(request) or asyncio.iscoroutine(request)
-    result = await asyncio.wait_for(request, TIME_BOUND * 5)
-    seconds = time.perf_counter() - start
-    assert seconds < TIME_BOUND, f"{seconds:.2f} s"
-    return result, seconds
+    assert fuzzer.close() == []
+    assert fuzzer.inputs == 300 and fuzzer.requests == 300 * REQUESTS_PER_INPUT
+    assert fuzzer.restarts == 0
 
 
 @pytest.mark.slow
 def test_the_long_run() -> None:
-    """benchmarks/fuzz_long.py's 20,000 inputs (about 3-4 minutes): `pytest -m slow`."""
+    """benchmarks/fuzz_long.py's 20,000 inputs, through the analyzer or `check` and the server
+    (about 10 minutes): `pytest -m slow`."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import fuzz_long
 
