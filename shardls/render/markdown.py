@@ -84,9 +84,14 @@ def axis_lines(axis: str, fact: MeshFact, problems: Sequence[Diagnostic] = ()) -
     mesh = fact.mesh
     index = mesh.axis_names.index(axis)
     kind = mesh.axis_types[index].value if index < len(mesh.axis_types) else "Auto"
-    size = mesh.axis_sizes[index]
+    # A mesh being typed may have fewer sizes than names (its problems say so below).
+    size = (
+        f"size {mesh.axis_sizes[index]} of {mesh.size:,} devices"
+        if index < len(mesh.axis_sizes)
+        else f"no size (axis sizes {mesh.axis_sizes} for names {mesh.axis_names})"
+    )
     return [
-        f"mesh axis `{axis}`: size {size} of {mesh.size:,} devices, {kind}",
+        f"mesh axis `{axis}`: {size}, {kind}",
         *describe_mesh(fact, problems, markdown=True),
     ]
 

@@ -9,10 +9,12 @@ from raw_client import RawServer
 from robust_helpers import HEAD, OK_SITE, TIME_BOUND, analyze_within, deadline, ok_site, timed
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import MeshFact
 from shardls.analysis.source import SegmentParser
 from shardls.analysis.workspace import Workspace
 from shardls.config import find_config
 from shardls.core import Mesh, PartitionSpec, compute_layout
+from shardls.render.markdown import axis_lines
 from shardls.server.strings import literal_at, string_literals
 
 
@@ -164,3 +166,14 @@ def test_a_mesh_with_fewer_sizes_than_names_gets_problems_not_a_key_error() -> N
 
     assert layout.shard_shape is None and layout.problems
     ok_site(analysis)
+
+
+def test_a_hover_on_an_axis_the_mesh_has_no_size_for() -> None:
+    """Found by the server run of benchmarks/fuzz_long.py: after a deleted token,
+    `jax.make_mesh((2, ), ("data", "model"))`, a hover on "model" raised IndexError (the hover
+    read the size at the name's index)."""
+    mesh = Mesh(("data", "model"), (2,))
+
+    lines = axis_lines("model", MeshFact(mesh, None, "mesh", "jax.make_mesh at line 6"))
+
+    assert lines[0] == "mesh axis `model`: no size (axis sizes (2,) for names ('data', 'model')), Auto"
