@@ -21,7 +21,7 @@ from shardls.analysis.library import Environment, Library
 from shardls.analysis.library.nnx import StackV
 from shardls.analysis.logical import Rules, read_rules
 from shardls.analysis.pragmas import read_pragmas
-from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
+from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.values import ClassV, Const, Origin, Value, options
 from shardls.analysis.walker import Context, Visit, Walker
@@ -247,9 +247,10 @@ class _FileModels:
             model = replace(model, path=self.module.path, assumptions=sized, covered=call.inside)
         else:
             frame = Frame(cls.module, cls.parent, cls.segment, None)
-            model = self._called_model(_Call(self, cls, [], {}, frame, None, "parameter defaults", 0))
+            configs, assumed = self._default_configs(cls, frame)
+            model = self._called_model(_Call(self, cls, [], configs, frame, None, "parameter defaults", 0))
             defaults = "no instantiation in this file: sizes from parameter defaults"
-            model = replace(model, assumptions=(defaults, *model.assumptions))
+            model = replace(model, assumptions=(defaults, *assumed, *model.assumptions))
         column = cls.node.col_offset
         return replace(
             model,
@@ -258,6 +259,45 @@ class _FileModels:
             line=_class_line(cls),
             column=column,
             end_column=column + len(f"class {cls.name}"),
+        )
+
+    def _default_configs(self, cls: ClassInfo, frame: Frame) -> tuple[dict[str, Value], list[str]]:
+        """A required `__init__` parameter annotated with a config class whose fields all have
+        defaults (`cfg: Config`) is given `Config()`: the model at its default sizes, said as an
+        assumption, rather than every dimension left symbolic."""
+        init = self._init_of(cls, frame)
+        if init is None:
+            return {}, []
+        where = Frame(init.module, init.parent, init.segment, None)
+        configs: dict[str, Value] = {}
+        assumed: list[str] = []
+        for arg in _required(init.node.args):
+            kind = self.evaluator.evaluate(arg.annotation, where) if arg.annotation is not None else None
+            if isinstance(kind, ClassV) and self._needs_no_arguments(kind.cls, where):
+                configs[arg.arg] = self.evaluator.instantiate(kind.cls, [], {}, None, where)
+                assumed.append(f"{arg.arg} is {kind.cls.name}() (the config class's defaults)")
+        return configs, assumed
+
+    def _needs_no_arguments(self, cls: ClassInfo, frame: Frame) -> bool:
+        """A plain class whose `__init__` has defaults for everything, or a dataclass-like class
+        (no `__init__` written) whose every field has a default; never a model."""
+        if self.resolver.is_module(cls, frame):
+            return False
+        init = self._init_of(cls, frame)
+        if init is not None:
+            return not _required(init.node.args)
+        return all(
+            stmt.value is not None
+            for klass in self.evaluator.mro(cls, frame)
+            for stmt in klass.node.body
+            if isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and stmt.target.id in klass.field_names
+        )
+
+    def _init_of(self, cls: ClassInfo, frame: Frame) -> FunctionInfo | None:
+        return next(
+            (k.methods["__init__"] for k in self.evaluator.mro(cls, frame) if "__init__" in k.methods), None
         )
 
     def _call_of(self, inst: _Instantiation, where: str | None = None) -> _Call:
@@ -359,6 +399,14 @@ class _FileModels:
             chosen = context.rules[-1]
             rules = read_rules(chosen.rules, chosen.how)
         return mesh, rules, tuple(notes)
+
+
+def _required(arguments: ast.arguments) -> list[ast.arg]:
+    """Parameters a call must pass (after `self`): those without a default."""
+    positional = [*arguments.posonlyargs, *arguments.args][1:]
+    defaulted = len(arguments.defaults)
+    required = positional[: len(positional) - defaulted] if defaulted else positional
+    return required + [a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
 
 
 def _calls_of(classes: Sequence[ClassInfo]) -> re.Pattern[str]:

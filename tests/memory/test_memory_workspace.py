@@ -87,13 +87,24 @@ def test_class_is_sized_by_the_script_that_instantiates_it(project: Path) -> Non
     assert not any(m.instantiation for m in models)  # the script's model belongs to the script
 
 
-def test_without_another_file_the_sizes_stay_symbolic(tmp_path: Path) -> None:
+def test_without_an_instantiation_a_config_parameter_takes_the_config_defaults(tmp_path: Path) -> None:
     path = tmp_path / "model.py"
     path.write_text(MODEL)
     models = file_models(Workspace([tmp_path]), str(path), MODEL, Settings()).models
     net = next(m for m in models if m.name == "Net")
+    assert net.param_count == 2 * 64 * 256
+    assert net.assumptions[:2] == (
+        "no instantiation in this file: sizes from parameter defaults",
+        "cfg is Config() (the config class's defaults)",
+    )
+
+
+def test_a_config_without_defaults_leaves_the_sizes_symbolic(tmp_path: Path) -> None:
+    text = MODEL.replace("d_model: int = 64", "d_model: int")
+    models = file_models(Workspace([tmp_path]), str(tmp_path / "model.py"), text, Settings()).models
+    net = next(m for m in models if m.name == "Net")
     assert net.param_count == 0
-    assert net.assumptions[0] == "no instantiation in this file: sizes from parameter defaults"
+    assert not any("Config()" in note for note in net.assumptions)
     assert "layers[*].up.kernel: dimensions cfg, cfg are symbolic; not counted" in net.assumptions
 
 
