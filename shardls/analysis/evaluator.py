@@ -826,8 +826,8 @@ class Evaluator:
     def call(
         self, func: Value, args: list[Value], kwargs: dict[str, Value], node: ast.Call | None, frame: Frame
     ) -> Value:
+        call_node = node if node is not None else _EMPTY_CALL
         if isinstance(func, Ref):
-            call_node = node if node is not None else _EMPTY_CALL
             result = self.library.call(self, func.qualname, args, kwargs, call_node, frame)
             return result if result is not None else Unknown(f"result of {func.qualname}()")
         if isinstance(func, FunctionV):
@@ -835,10 +835,11 @@ class Evaluator:
         if isinstance(func, ClassV):
             return self.instantiate(func.cls, args, kwargs, node, frame)
         if isinstance(func, BoundMethod):
-            call_node = node if node is not None else _EMPTY_CALL
             result = self.library.method(self, func, args, kwargs, call_node, frame)
             return result if result is not None else Unknown(f"result of .{func.name}()")
-        return Unknown("call of an unknown value")
+        # A library value called like a function (`jnp.float32(1.0)` calls a dtype): its `__call__`.
+        result = self.library.method(self, BoundMethod(func, "__call__"), args, kwargs, call_node, frame)
+        return result if result is not None else Unknown("call of an unknown value")
 
     def call_function(
         self, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame

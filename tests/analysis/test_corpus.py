@@ -40,8 +40,6 @@ XFAIL: dict[str, str] = {
     "`__post_init__`) is not tracked as the global context mesh",
     "c03b_initializers_and_ops.py": "`out_sharding` on an initializer call (4th positional), on "
     "`jnp.einsum`/`jnp.dot` and on `.at[...].get` makes no site",
-    "e05b_scalar_constructors.py": "scalars made by `jnp.float32(x)`, `jnp.array(x)` or `jnp.asarray(x)` "
-    "have no known shape",
 }
 """Program (relative to tests/corpus) -> the analyzer feature it needs that is not implemented yet."""
 

@@ -1,5 +1,6 @@
-"""Arrays with a known shape: creation functions, random initializers, ShapeDtypeStruct, and the
-array methods and attributes that keep a shape known (`reshape`, `astype`, `.T`, `.shape`)."""
+"""Arrays with a known shape: creation functions, random initializers, ShapeDtypeStruct, arrays
+made from data (`jnp.array([[1, 2]])`, `jnp.float32(1.0)`), and the array methods and attributes
+that keep a shape known (`reshape`, `astype`, `.T`, `.shape`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
     Const,
+    DevicesV,
     DTypeV,
     Ref,
     Seq,
@@ -22,6 +24,33 @@ from shardls.analysis.values import (
 from shardls.core import DType, parse_dtype
 
 _INT32 = parse_dtype("int32")
+
+_DTYPE_NAMES = frozenset(
+    [
+        "bool_",
+        "int4",
+        "uint4",
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int32",
+        "uint32",
+        "int64",
+        "uint64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float4_e2m1fn",
+        "int2",
+        "uint2",
+    ]
+)
 
 
 def _default_dtype(call: CallArgs) -> DType:
@@ -111,22 +140,100 @@ def _shape_dtype_struct(call: CallArgs) -> Value | None:
     return _array(call, call.get(0, "shape"), call.get(1, "dtype"))
 
 
-@calls(
-    "jax.numpy.float32",
-    "jax.numpy.bfloat16",
-    "jax.numpy.float16",
-    "jax.numpy.int32",
-    "jax.numpy.int8",
-    "jax.numpy.float64",
-    "numpy.float32",
-    "jax.numpy.dtype",
-    "numpy.dtype",
-)
+@calls("numpy.array", "numpy.asarray", "jax.numpy.array", "jax.numpy.asarray")
+def _from_data(call: CallArgs) -> Value | None:
+    """`jnp.array(0.0)`, `np.asarray([[1, 2], [3, 4]])`, `jnp.asarray(x)`: an array shaped like its
+    data. A device list stays a device list (`Mesh(np.array(jax.devices()).reshape(2, 4), ...)`)."""
+    data = call.get(0, "object", "a")
+    if data is None or isinstance(data, DevicesV):
+        return data
+    return _converted(call, data, call.get(1, "dtype"))
+
+
+@calls(*(f"{module}.{name}" for module in ("jax.numpy", "numpy") for name in (*_DTYPE_NAMES, "dtype")))
 def _dtype_call(call: CallArgs) -> Value | None:
+    """`dtype("bfloat16")` is a dtype; `float32(1.0)` (imported by name) is a scalar of that dtype."""
     if call.qualname.endswith(".dtype"):
         dtype = dtype_of(call.get(0))
         return DTypeV(dtype) if dtype is not None else None
-    return Unknown("scalar value")
+    return _scalar(call, parse_dtype(call.qualname, x64=call.library.environment.x64))
+
+
+@methods(DTypeV, "__call__")
+def _call_dtype(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`jnp.float32(1.0)`: `jnp.float32` is a dtype, and calling it converts its argument."""
+    assert isinstance(method.base, DTypeV)
+    return _scalar(call, method.base.dtype)
+
+
+def _scalar(call: CallArgs, dtype: DType) -> Value | None:
+    """A scalar type applied to data (`jnp.float32(1.0)` is a 0-d array, `jnp.int32([1, 2])` a 1-d one)."""
+    data = call.get(0)
+    return _converted(call, data, DTypeV(dtype)) if data is not None else None
+
+
+def _converted(call: CallArgs, data: Value, dtype: Value | None) -> Value:
+    """Data as an array: the nesting of its lists gives the shape, its elements the dtype
+    (unless one is given)."""
+    nested = _NestedData(call.evaluator.limits.collection)
+    shape = nested.shape(data)
+    return _array(call, Seq(shape) if shape is not None else None, dtype, nested.dtype(call))
+
+
+_KINDS: tuple[type, ...] = (bool, int, float, complex)
+"""Python scalar types in numpy's promotion order: `[1, 2.0]` is a float array."""
+_KIND_DTYPES = {bool: "bool", int: "int64", complex: "complex128"}
+"""What numpy and JAX make of Python scalars (floats take the default float dtype); without x64
+the 64-bit ones narrow to 32 bits, as on a device."""
+_MAX_NESTING = 32
+
+
+class _NestedData:
+    """The shape and element types of nested data (`[[1, 2], [3, 4]]`, a list of arrays).
+
+    Reading is bounded by a budget of distinct values; a row repeated by reference
+    (`[[0] * 1000] * 1000`) is read once."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.kinds: set[type] = set()
+        self.dtypes: set[DType | None] = set()
+        self._shapes: dict[int, tuple[Value, ...] | None] = {}
+
+    def shape(self, value: Value, depth: int = 0) -> tuple[Value, ...] | None:
+        """None when unknown: an unknown element, ragged rows, or beyond the budget."""
+        key = id(value)
+        if key not in self._shapes:
+            self.budget -= 1
+            readable = self.budget >= 0 and depth <= _MAX_NESTING
+            self._shapes[key] = self._read(value, depth) if readable else None
+        return self._shapes[key]
+
+    def _read(self, value: Value, depth: int) -> tuple[Value, ...] | None:
+        if isinstance(value, ArrayV):
+            self.dtypes.add(value.dtype)
+            return value.shape
+        if isinstance(value, Const) and type(value.value) in _KINDS:
+            self.kinds.add(type(value.value))
+            return ()
+        if not isinstance(value, Seq):
+            return None
+        rows = {self.shape(item, depth + 1) for item in value.items}
+        if None in rows or len(rows) > 1:
+            return None
+        row = rows.pop() if rows else ()
+        assert row is not None
+        return (Const(len(value.items)), *row)
+
+    def dtype(self, call: CallArgs) -> DType | None:
+        """The arrays' dtype when they alone make up the data; else the widest scalar type's.
+        (Arrays mixed with Python numbers promote in ways not modelled: None.)"""
+        if self.dtypes:
+            return next(iter(self.dtypes)) if len(self.dtypes) == 1 and not self.kinds else None
+        widest = max(self.kinds, key=_KINDS.index, default=float)
+        if widest is float:
+            return _default_dtype(call)
+        return parse_dtype(_KIND_DTYPES[widest], x64=call.library.environment.x64)
 
 
 @methods(ArrayV, "reshape")
@@ -175,31 +282,3 @@ def _array_attributes(
     if attr == "sharding":
         return base.sharding or Unknown("sharding unknown")
     return None
-
-
-_DTYPE_NAMES = frozenset(
-    [
-        "bool_",
-        "int4",
-        "uint4",
-        "int8",
-        "uint8",
-        "int16",
-        "uint16",
-        "int32",
-        "uint32",
-        "int64",
-        "uint64",
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "float8_e4m3fn",
-        "float8_e5m2",
-        "float4_e2m1fn",
-        "int2",
-        "uint2",
-    ]
-)

@@ -42,12 +42,6 @@ def _process_count(call: CallArgs) -> Value | None:
     return Unknown("process count", symbol="process_count")
 
 
-@calls("numpy.array", "numpy.asarray", "jax.numpy.array", "jax.numpy.asarray")
-def _device_array(call: CallArgs) -> Value | None:
-    devices = call.get(0, "object", "a")
-    return devices if isinstance(devices, DevicesV) else None
-
-
 @calls("jax.experimental.mesh_utils.create_device_mesh")
 def _create_device_mesh(call: CallArgs) -> Value | None:
     problems: list[Problem] = []
