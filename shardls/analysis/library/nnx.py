@@ -1,5 +1,5 @@
 """Flax NNX: annotated initializers, `Rngs` and how they are split, initializers that make arrays,
-and the `nnx.vmap`/`nnx.split_rngs` transforms that stack layers.
+and the `nnx.vmap`/`nnx.scan`/`nnx.split_rngs` transforms that stack layers.
 
 Layers and parameters become sites in `recognizers/nnx.py`; this module only answers "what is
 this expression?" for the Flax objects those recognizers read.
@@ -84,12 +84,16 @@ class RngsV(Value):
 
 @dataclass(frozen=True)
 class VmapV(Value):
-    """`nnx.vmap(f, in_axes=..., out_axes=..., transform_metadata=...)`, or its decorator form."""
+    """`nnx.vmap(f, in_axes=..., out_axes=..., transform_metadata=...)`, or its decorator form;
+    also `nnx.scan`, which stacks what its body creates the same way (`length` iterations)."""
 
     in_axes: Value
     out_axes: Value
     transform_metadata: Value | None
     span: Span | None = None
+    length: Value | None = None
+    """`nnx.scan(length=n)`: the number of iterations, when no scanned argument gives it."""
+    name: str = "nnx.vmap"
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,33 @@ def _vmap(call: CallArgs) -> Value | None:
     )
 
 
+_CARRY = "flax.nnx.Carry"
+_SCAN_AXES = Seq((Ref(_CARRY), Const(0)))
+"""`nnx.scan`'s default `in_axes`/`out_axes`: a carry, then one argument (or output) scanned on axis 0."""
+
+
+@calls("flax.nnx.scan")
+def _scan(call: CallArgs) -> Value | None:
+    """Layers created in a scanned function are stacked like under `nnx.vmap` (Flax 0.12 creates
+    their parameters with a leading axis of `length`, or of the scanned argument's size)."""
+    return VmapV(
+        call.get(None, "in_axes") or _SCAN_AXES,
+        call.get(None, "out_axes") or _SCAN_AXES,
+        call.get(None, "transform_metadata"),
+        call.frame.span(call.node),
+        call.get(None, "length"),
+        "nnx.scan",
+        origin=call.frame.origin("nnx.scan", call.node),
+    )
+
+
+_BARE_TRANSFORMS = {
+    "flax.nnx.vmap": VmapV(Const(0), Const(0), None),
+    "flax.nnx.scan": VmapV(_SCAN_AXES, _SCAN_AXES, None, name="nnx.scan"),
+}
+"""`@nnx.vmap` / `@nnx.scan` written without a call: the transforms with their defaults."""
+
+
 @calls("flax.nnx.split_rngs")
 def _split_rngs(call: CallArgs) -> Value | None:
     splits = call.get(None, "splits")
@@ -268,23 +299,30 @@ def stacked_context(
     arguments: Mapping[str, Value],
     outer: Value | None,
     wrapper: Value | None = None,
+    wrappers: tuple[Value, ...] = (),
 ) -> Value | None:
     """The stacking inside `info` when it runs with these arguments: the caller's stacking plus a
-    level for each `nnx.vmap` around it (decorators, evaluated in `defined`, the frame where the
-    function is defined; or `wrapper` for `nnx.vmap(f)(...)`).
+    level for each `nnx.vmap`/`nnx.scan` around it (decorators, evaluated in `defined`, the frame
+    where the function is defined; `wrapper` for `nnx.vmap(f)(...)`; `wrappers`, outermost first,
+    for `nnx.split_rngs(splits=n)(nnx.vmap(f))(...)`).
 
-    The size of a level is the split of the rngs an enclosing `nnx.split_rngs(splits=n)` makes,
-    else the leading size of a mapped argument (`rngs.fork(split=n)`, `jax.random.split(key, n)`).
+    The size of a level is `nnx.scan`'s `length`, else the split of the rngs an enclosing
+    `nnx.split_rngs(splits=n)` makes, else the leading size of a mapped argument
+    (`rngs.fork(split=n)`, `jax.random.split(key, n)`).
     """
-    transforms = [wrapper] if wrapper is not None else []
+    transforms = [*wrappers, *([wrapper] if wrapper is not None else [])]
     transforms += [evaluator.evaluate(d, defined) for d in info.node.decorator_list]
     levels: list[StackLevel] = []
     splits: Value | None = None
-    for transform in transforms:
+    for written in transforms:
+        transform = _BARE_TRANSFORMS.get(written.qualname, written) if isinstance(written, Ref) else written
         if isinstance(transform, SplitRngsV):
             splits = _leading(ArrayV(shape_of(transform.splits)))
         elif isinstance(transform, VmapV):
-            size = splits or _mapped_size(info, arguments, transform.in_axes)
+            length = (
+                transform.length if transform.length is not None and not is_none(transform.length) else None
+            )
+            size = length or splits or _mapped_size(info, arguments, transform.in_axes)
             levels.append(_level(transform, size))
     if not levels:
         return outer
@@ -293,13 +331,18 @@ def stacked_context(
 
 
 def _level(vmap: VmapV, size: Value) -> StackLevel:
+    """Flax adds the axis to the annotation only when `transform_metadata` has a
+    `PARTITION_NAME` entry (`spmd.add_axis`); an unknown mapping may have one."""
     metadata = vmap.transform_metadata
     partition = metadata.get(PARTITION_NAME) if isinstance(metadata, DictV) else None
-    has_metadata = metadata is not None and not is_none(metadata)
-    where = f"nnx.vmap at line {vmap.span.line + 1}" if vmap.span else "nnx.vmap"
+    if isinstance(metadata, DictV):
+        has_metadata = partition is not None
+    else:
+        has_metadata = metadata is not None and not is_none(metadata)
+    where = f"{vmap.name} at line {vmap.span.line + 1}" if vmap.span else vmap.name
     return StackLevel(
         size,
-        as_int(vmap.out_axes) or 0,
+        _out_axis(vmap.out_axes),
         has_metadata,
         partition if partition is not None else Unknown("transform_metadata without partition_name"),
         where,
@@ -307,12 +350,20 @@ def _level(vmap: VmapV, size: Value) -> StackLevel:
     )
 
 
+def _out_axis(out_axes: Value) -> int:
+    """Where the stacked axis goes: `out_axes`, or its mapped entry when it is a tuple with a
+    carry (`nnx.scan`'s `(nnx.Carry, 0)`)."""
+    entries = out_axes.items if isinstance(out_axes, Seq) else (out_axes,)
+    return next((axis for axis in map(as_int, entries) if axis is not None), 0)
+
+
 def _mapped_size(info: FunctionInfo, arguments: Mapping[str, Value], in_axes: Value) -> Value:
-    """The leading size of the first argument `in_axes` maps (0 maps every argument)."""
+    """The leading size of the first argument `in_axes` maps (0 maps every argument; a carry or
+    None maps none)."""
     positional = [a.arg for a in (*info.node.args.posonlyargs, *info.node.args.args)]
     axes = in_axes.items if isinstance(in_axes, Seq) else (in_axes,) * len(positional)
     for name, axis in zip(positional, axes):
-        if is_none(axis):
+        if is_none(axis) or (isinstance(axis, Ref) and axis.qualname == _CARRY):
             continue
         size = _leading(arguments.get(name), as_int(axis) or 0)
         if size is not None:
