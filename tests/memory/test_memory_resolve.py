@@ -249,3 +249,217 @@ def test_a_budget_bounds_loop_dependent_layers() -> None:
     grid = by_class(models, "Grid")
     assert any("the rest is not counted" in note for note in grid.assumptions)
     assert 0 < len(grid.params) <= 20_000
+
+
+def test_layers_appended_in_loops_are_items_like_a_comprehension_s() -> None:
+    models = models_of(
+        """
+        class Block(nnx.Module):
+            def __init__(self, d, rngs):
+                self.up = nnx.Linear(d, 2 * d, use_bias=False, rngs=rngs)
+
+        class Net(nnx.Module):
+            def __init__(self, n, dims, rngs):
+                self.layers = nnx.List()
+                for _ in range(n):
+                    self.layers.append(Block(8, rngs))
+                adapters = []
+                for i, d in enumerate(dims):
+                    adapters.append(nnx.Linear(d, i + 1, use_bias=False, rngs=rngs))
+                self.adapters = nnx.List(adapters)
+                self.heads = nnx.List()
+                self.heads.extend([nnx.Linear(4, 4, use_bias=False, rngs=rngs) for _ in range(2)])
+                self.heads += [nnx.Embed(10, 4, rngs=rngs)]
+                for i in range(2):
+                    setattr(self, f"proj_{i}", nnx.Linear(4, 4 * (i + 1), use_bias=False, rngs=rngs))
+
+        net = Net(80, (16, 32, 48), nnx.Rngs(0))
+        """
+    )
+    model = instance(models, "net")
+    assert [(p.path, p.shape, p.count) for p in model.params] == [
+        ("layers[0..79].up.kernel", (8, 16), 80),
+        ("adapters[0].kernel", (16, 1), 1),
+        ("adapters[1].kernel", (32, 2), 1),
+        ("adapters[2].kernel", (48, 3), 1),
+        ("heads[0..1].kernel", (4, 4), 2),
+        ("heads[2].embedding", (10, 4), 1),
+        ("proj_0.kernel", (4, 4), 1),
+        ("proj_1.kernel", (4, 8), 1),
+    ]
+    assert list(model.params[0].paths())[:2] == ["layers[0].up.kernel", "layers[1].up.kernel"]
+    assert model.param_count == 80 * 128 + 16 + 64 + 144 + 2 * 16 + 40 + 16 + 32
+    assert not any("not known" in note for note in model.assumptions)
+
+
+def test_loop_bodies_pass_values_to_the_next_iteration_and_nest() -> None:
+    models = models_of(
+        """
+        class Net(nnx.Module):
+            def __init__(self, rngs):
+                mlp = []
+                d = 8
+                for _ in range(3):
+                    mlp.append(nnx.Linear(d, 2 * d, use_bias=False, rngs=rngs))
+                    d = 2 * d
+                self.mlp = nnx.Sequential(*mlp)
+                self.out = nnx.Linear(d, 1, use_bias=False, rngs=rngs)
+                self.grid = nnx.List()
+                for _ in range(2):
+                    row = nnx.List()
+                    for j in range(3):
+                        row.append(nnx.Linear(j + 1, 2, use_bias=False, rngs=rngs))
+                    self.grid.append(row)
+        """
+    )
+    model = by_class(models, "Net")
+    assert [(p.path, p.shape, p.count) for p in model.params] == [
+        ("mlp.layers[0].kernel", (8, 16), 1),
+        ("mlp.layers[1].kernel", (16, 32), 1),
+        ("mlp.layers[2].kernel", (32, 64), 1),
+        ("out.kernel", (64, 1), 1),
+        ("grid[0..1][0].kernel", (1, 2), 2),
+        ("grid[0..1][1].kernel", (2, 2), 2),
+        ("grid[0..1][2].kernel", (3, 2), 2),
+    ]
+    assert list(model.params[4].paths()) == ["grid[0][0].kernel", "grid[1][0].kernel"]
+
+
+def test_loops_are_bounded_and_identical_iterations_resolve_once() -> None:
+    models = models_of(
+        """
+        class Block(nnx.Module):
+            def __init__(self, rngs):
+                self.a = nnx.Linear(4, 4, use_bias=False, rngs=rngs)
+                self.b = nnx.Linear(4, 4, use_bias=False, rngs=rngs)
+                self.c = nnx.Linear(4, 4, use_bias=False, rngs=rngs)
+
+        class Deep(nnx.Module):
+            def __init__(self, n, rngs):
+                self.unknown = nnx.List()
+                for _ in range(n):
+                    self.unknown.append(nnx.Linear(4, 4, use_bias=False, rngs=rngs))
+                self.wide = nnx.List()
+                for i in range(2000):
+                    self.wide.append(nnx.Linear(4, i + 1, use_bias=False, rngs=rngs))
+                self.many = nnx.List()
+                for _ in range(9000):
+                    self.many.append(Block(rngs))
+        """
+    )
+    model = by_class(models, "Deep")
+    assert [(p.path, p.count) for p in model.params] == [
+        ("unknown[*].kernel", 1),
+        ("wide[*].kernel", 1),
+        ("many[0..8999].a.kernel", 9000),
+        ("many[0..8999].b.kernel", 9000),
+        ("many[0..8999].c.kernel", 9000),
+    ]
+    assert any(
+        note.startswith("`for _ in range(n)` at line ")
+        and note.endswith("the length is not known, so its body is counted once")
+        for note in model.assumptions
+    )
+    assert any("more than 1024 iterations differ" in note for note in model.assumptions)
+    # 9000 blocks of 3 layers one by one would take 36,000 steps of a 20,000 budget.
+    assert not any("the rest is not counted" in note for note in model.assumptions)
+
+
+def test_a_plain_list_attribute_is_counted_and_flagged_as_flax_rejects_it() -> None:
+    body = """
+        class Net(nnx.Module{keywords}):
+            def __init__(self, rngs):
+                self.layers = []
+                for _ in range(3):
+                    self.layers.append(nnx.Linear(4, 4, use_bias=False, rngs=rngs))
+        """
+    strict = by_class(models_of(body.format(keywords="")), "Net")
+    assert [(p.path, p.count) for p in strict.params] == [("layers[0..2].kernel", 3)]
+    assert any("plain Python list of modules: Flax 0.12 rejects it" in n for n in strict.assumptions)
+    relaxed = by_class(models_of(body.format(keywords=", pytree=False")), "Net")
+    assert relaxed.param_count == strict.param_count == 48
+    assert not any("plain Python list" in n for n in relaxed.assumptions)
+
+
+def test_vmap_call_forms_stack_like_the_decorator() -> None:
+    models = models_of(
+        """
+        class Block(nnx.Module):
+            def __init__(self, d, rngs):
+                self.up = nnx.Linear(d, 4 * d, use_bias=False,
+                                     kernel_init=nnx.with_partitioning(nnx.initializers.zeros_init(), ("data", "model")), rngs=rngs)
+
+        def create(rngs):
+            return Block(16, rngs)
+
+        def wide(rngs):
+            zeros = nnx.initializers.zeros_init()
+            return nnx.Linear(16, 64, use_bias=False, kernel_init=nnx.with_partitioning(zeros, (None, "model")), rngs=rngs)
+
+        class Stack(nnx.Module):
+            def __init__(self, d, rngs):
+                stacked = {nnx.PARTITION_NAME: None}
+                self.a = nnx.vmap(create, in_axes=0, out_axes=0, transform_metadata=stacked)(rngs.fork(split=5))
+                self.b = nnx.vmap(lambda r: Block(d, r), transform_metadata=stacked)(rngs.split(3))
+                self.c = nnx.split_rngs(splits=4)(
+                    nnx.vmap(create, in_axes=(0,), out_axes=1, transform_metadata=stacked)
+                )(rngs)
+                self.d = nnx.vmap(in_axes=0, transform_metadata={nnx.PARTITION_NAME: "data"})(wide)(rngs.split(2))
+                self.e = nnx.vmap(create)(rngs.split(2))
+
+        stack = Stack(8, nnx.Rngs(0))
+        """
+    )
+    model = instance(models, "stack")
+    rows = [(p.path, p.shape, p.spec.entries if p.spec else None, p.shard_shape) for p in model.params]
+    assert rows == [
+        ("a.up.kernel", (5, 16, 64), (None, "data", "model"), (5, 8, 16)),
+        ("b.up.kernel", (3, 8, 32), (None, "data", "model"), (3, 4, 8)),
+        ("c.up.kernel", (16, 4, 64), ("data", None, "model"), (8, 4, 16)),
+        ("d.kernel", (2, 16, 64), ("data", None, "model"), (1, 16, 16)),
+        # Without transform_metadata the annotation keeps one layer's rank, and Flax lays the
+        # stacked value out with it as written.
+        ("e.up.kernel", (2, 16, 64), ("data", "model"), (1, 4, 64)),
+    ]
+
+
+def test_scan_stacks_the_layers_it_creates() -> None:
+    models = models_of(
+        """
+        class Block(nnx.Module):
+            def __init__(self, d, rngs):
+                self.up = nnx.Linear(d, 4 * d, use_bias=False,
+                                     kernel_init=nnx.with_partitioning(nnx.initializers.zeros_init(), ("data", "model")), rngs=rngs)
+
+        class Stack(nnx.Module):
+            def __init__(self, rngs):
+                @nnx.split_rngs(splits=6)
+                @nnx.scan(in_axes=(0,), out_axes=0, transform_metadata={nnx.PARTITION_NAME: None})
+                def create(r):
+                    return Block(8, r)
+
+                self.layers = create(rngs)
+
+                def step(carry, r):
+                    return carry, nnx.Linear(8, 8, use_bias=False, rngs=r)
+
+                _, self.experts = nnx.scan(step, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0))(0, rngs.split(4))
+                self.shared = nnx.scan(lambda r: nnx.Embed(10, 8, rngs=r), in_axes=(None,), out_axes=0, length=3)(rngs)
+
+                @nnx.scan
+                def default(carry, r):
+                    return carry, nnx.Linear(2, 2, use_bias=False, rngs=r)
+
+                _, self.bare = default(0, rngs.split(5))
+
+        stack = Stack(nnx.Rngs(0))
+        """
+    )
+    model = instance(models, "stack")
+    rows = [(p.path, p.shape, p.spec.entries if p.spec else None) for p in model.params]
+    assert rows == [
+        ("layers.up.kernel", (6, 8, 32), (None, "data", "model")),
+        ("experts.kernel", (4, 8, 8), None),
+        ("shared.embedding", (3, 10, 8), None),
+        ("bare.kernel", (5, 2, 2), None),
+    ]
