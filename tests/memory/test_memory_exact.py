@@ -1,5 +1,6 @@
 """Static totals equal what JAX computes (exact mode: `nnx.eval_shape` under an AbstractMesh),
-exactly, for models of increasing size; and exact mode's diff finds every planted mismatch."""
+exactly, for models of increasing size and for layers appended in loops or stacked by
+`nnx.vmap`/`nnx.scan` calls; and exact mode's diff finds every planted mismatch."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ CASES = [
     ("transformer.py", "transformer:make_model", "data=2,model=4", "RULES", 0),
     ("llama.py", "llama:make_7b", "fsdp=8,tp=4", "RULES", 0),
     ("llama.py", "llama:make_70b", "fsdp=16,tp=8", "RULES", 1),
+    ("loops.py", "loops:make_model", "data=2,model=4", None, 0),
+    # The module-level factory's `Block(128, ...)` is the file's first instantiation.
+    ("vmapped.py", "vmapped:make_model", "data=2,model=4", None, 1),
+    ("scanned.py", "scanned:make_model", "data=2,model=4", None, 0),
 ]
 
 
