@@ -188,7 +188,7 @@ def _as_items(params: list[RawParam]) -> list[_Item]:
 def _inferred_length(params: list[RawParam]) -> int | None:
     """How many items a list has when only its parameters are known (`[0]`..`[n-1]` all used)."""
     labels = {label for item in _as_items(params) for label in item.labels or (None,)}
-    if None in labels:
+    if not labels or None in labels:
         return None
     return len(labels) if labels == set(range(len(labels))) else None
 
@@ -571,7 +571,7 @@ class _Body:
         repeated (like a comprehension's item); otherwise each iteration runs with its loop
         variables bound, up to MAX_UNROLLED. An iterable the analysis cannot list counts its body
         once (with a note)."""
-        names = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        names = _stored(stmt.target)
         reads = {name for s in stmt.body for name in _reads(s)}
         carried = (_read_first(stmt.body) & _written(stmt.body)) - set(self.lists)
         if not (reads & names) and not carried:
@@ -602,11 +602,7 @@ class _Body:
             return frame
         marks = [(container, container.mark()) for container in self._containers()]
         before, writes = dict(self.attrs), self.writes
-        names = {
-            n.id: Unknown("loop variable", symbol=n.id)
-            for n in ast.walk(stmt.target)
-            if isinstance(n, ast.Name)
-        }
+        names = {name: Unknown("loop variable", symbol=name) for name in _stored(stmt.target)}
         after = self._in_loop(stmt.body, self._with_locals(frame, names))
         if not all([container.repeat(mark, times) for container, mark in marks]):
             why = f"it would make more than {MAX_ITEMS} copies of an item"
@@ -629,9 +625,7 @@ class _Body:
                 break
             bound: dict[str, Value] = {}
             if not bind_target(stmt.target, item, bound):
-                bound = {
-                    n.id: Unknown("loop variable") for n in ast.walk(stmt.target) if isinstance(n, ast.Name)
-                }
+                bound = {name: Unknown("loop variable", symbol=name) for name in _stored(stmt.target)}
             current = self._in_loop(stmt.body, self._with_locals(current, bound))
         return current
 
@@ -649,12 +643,7 @@ class _Body:
     def _tracked(self, targets: list[ast.expr], value: ast.expr, frame: Frame, here: Frame) -> Frame:
         """In a loop, a local's new value goes into the frame, so that the rest of the body and the
         next iteration read it (the scope's bindings know nothing of iterations)."""
-        names = {
-            n.id
-            for t in targets
-            for n in ast.walk(t)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
+        names = {name for target in targets for name in _stored(target)}
         if not self._tracks(names, frame):
             return frame
         evaluated = self.evaluator.evaluate(value, here)
@@ -663,7 +652,7 @@ class _Body:
             if isinstance(target, (ast.Name, ast.Tuple, ast.List)) and not bind_target(
                 target, evaluated, bound
             ):
-                bound.update({n.id: Unknown("unpacked") for n in ast.walk(target) if isinstance(n, ast.Name)})
+                bound.update({name: Unknown("unpacked", symbol=name) for name in _stored(target)})
         return self._with_locals(frame, bound)
 
     def _tracks(self, names: set[str], frame: Frame) -> bool:
@@ -879,8 +868,7 @@ def _read_first(body: list[ast.stmt], written: frozenset[str] = frozenset()) -> 
     for stmt in body:
         if isinstance(stmt, ast.For):
             early |= _reads(stmt.iter) - written
-            targets = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
-            early |= _read_first(stmt.body + stmt.orelse, written | targets)
+            early |= _read_first(stmt.body + stmt.orelse, written | _stored(stmt.target))
         elif isinstance(stmt, ast.If):
             early |= _reads(stmt.test) - written
             early |= _read_first(stmt.body, written) | _read_first(stmt.orelse, written)
@@ -900,9 +888,9 @@ def _reads(node: ast.AST) -> set[str]:
 
 
 def _written(body: list[ast.stmt]) -> set[str]:
-    return {
-        n.id
-        for stmt in body
-        for n in ast.walk(stmt)
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-    }
+    return {name for stmt in body for name in _stored(stmt)}
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """The names `node` assigns (a loop target `self.x` assigns none)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
