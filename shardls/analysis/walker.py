@@ -52,10 +52,18 @@ class Context:
     """How the enclosing function was called, for provenance (`MLP(512, ...) at line 40`)."""
     stacked: Value | None = None
     """The `nnx.vmap`/`nnx.split_rngs` stacking of the enclosing function, if any."""
+    unknown_caller: bool = False
+    """Some function up the chain of calls has no visible caller (`Attention(...)` called in
+    `Block.__init__`, which only another file builds): the mesh and rules in effect there are
+    decided by code shardls cannot see, so their absence is no mistake."""
 
     @property
     def mesh(self) -> MeshContext | None:
         return self.meshes[-1] if self.meshes else None
+
+
+UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True)
+"""The context of a function's body when none of its calls is visible."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +219,7 @@ class Walker:
         contexts = (
             self._provided_contexts(info, frame, context, depth)
             or self.call_contexts(info, depth)
-            or [({}, Context(inside_function=True))]
+            or [({}, UNKNOWN_CALLER)]
         )
         for locals_, caller in contexts[:MAX_CONTEXTS]:
             inner_context = replace(

@@ -64,6 +64,26 @@ def test_unknown_sizes_stay_symbolic_and_unseen_callers_raise_nothing() -> None:
     assert any("no call of this code" in note for note in up.assumptions)
 
 
+@pytest.mark.parametrize(("built", "expected"), [("", []), ("block = Block(64, nnx.Rngs(0))\n", ["SH201"])])
+def test_a_submodule_of_a_module_with_unseen_callers_raises_nothing(built: str, expected: list[str]) -> None:
+    """`Attention(...)` called in `Block.__init__` has a visible call, but Block's own caller is in
+    another file (where the mesh is set): only a module-level chain without a mesh is a mistake."""
+    result = analyze(
+        """
+        class Attention(nnx.Module):
+            def __init__(self, d: int, rngs: nnx.Rngs):
+                self.q = nnx.Linear(d, d, kernel_init=wp(init, (None, "model")), rngs=rngs)
+
+
+        class Block(nnx.Module):
+            def __init__(self, d: int, rngs: nnx.Rngs):
+                self.attn = Attention(d, rngs)
+        """
+        + built
+    )
+    assert [code for code in codes(result) if code == "SH201"] == expected
+
+
 def test_param_dtype_defaults_to_float32_and_float64_narrows_without_x64() -> None:
     result = analyze(
         """

@@ -41,7 +41,15 @@ from shardls.analysis.values import (
     Value,
     options,
 )
-from shardls.analysis.walker import Context, MeshContext, Visit, Walker, body_contexts, target_name
+from shardls.analysis.walker import (
+    UNKNOWN_CALLER,
+    Context,
+    MeshContext,
+    Visit,
+    Walker,
+    body_contexts,
+    target_name,
+)
 from shardls.core import FLOAT32, DType, MeshConstructor, PartitionSpec, Problem, Severity, UsageContext
 from shardls.core.spec import SpecEntry
 
@@ -579,7 +587,7 @@ def _mesh(
         return fallback, (f"the mesh= metadata could not be resolved{shown}",)
     if not annotation.eager:
         return fallback, (f"eager_sharding=False: not sharded when created{shown}",)
-    if visit.context.inside_function and visit.context.call_site is None:
+    if visit.context.unknown_caller:
         return fallback, (f"no mesh in scope here, and no call of this code in the file{shown}",)
     legacy = f" (the deprecated {visit.context.mesh.how} does not count)" if visit.context.mesh else ""
     builder.report(
@@ -799,7 +807,7 @@ def _vmapped_body(
     enclosing call's arguments they read (`dim`) are passed on as well."""
     found: list[tuple[dict[str, Value], Context]] = []
     if any(d.rsplit(".", 1)[-1] == "vmap" for d in info.decorators):
-        plain = walker.call_contexts(info, depth) or [({}, Context(inside_function=True))]
+        plain = walker.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
         for locals_, caller in plain:
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
             found.append((locals_, replace(caller, stacked=stacked)))
