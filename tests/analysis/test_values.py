@@ -225,6 +225,8 @@ def test_fill_axis_from_the_device_count() -> None:
         "len('a' * 10**12)",
         "len(P(*['x'] * 10**6))",
         "len([i for i in range(10**12)])",
+        "len([i for i in range(10**30)])",
+        "len(range(-10**30, 10**30, 3))",
         "a_b_c",
         "(" * 400 + "1" + ")" * 400,
     ],

@@ -130,7 +130,8 @@ def _range(call: CallArgs) -> Value | None:
     if bounds is None or not 1 <= len(bounds) <= 3 or (len(bounds) == 3 and bounds[2] == 0):
         return None
     numbers = range(*bounds)
-    if len(numbers) > call.evaluator.limits.collection:
+    limit = call.evaluator.limits.collection
+    if len(numbers[: limit + 1]) > limit:  # `len` of the whole range overflows past sys.maxsize
         return Unknown("range too long")
     return Seq(tuple(Const(i) for i in numbers))
 
