@@ -22,9 +22,9 @@ from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
-from shardls.analysis.sites import SiteBuilder, recognizer_for, wants
+from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
-from shardls.analysis.values import Const, DictV, Origin, Ref, Seq, Unknown, Value, alternatives, options
+from shardls.analysis.values import Const, DictV, Origin, Seq, Unknown, Value, alternatives, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace, too_large
 from shardls.core import Severity, parse_dtype
@@ -273,19 +273,29 @@ def _recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Vis
     load()
     found: list[tuple[Visit, str]] = []
     for visit in visits:
-        name = _final_name(visit.call.func)
-        if name is None or name not in _interesting_names():
+        if not _may_be_recognized(visit.call):
             continue
         func = evaluator.evaluate(visit.call.func, visit.frame)
         for option in options(func):
+            name = callee_name(option)
             if (
-                isinstance(option, Ref)
-                and recognizer_for(option.qualname) is not None
-                and wants(option.qualname, nested=visit.parent is not None)
+                name is not None
+                and recognizer_for(name) is not None
+                and wants(name, nested=visit.parent is not None)
             ):
-                found.append((visit, option.qualname))
+                found.append((visit, name))
                 break
     return found
+
+
+def _may_be_recognized(call: ast.Call) -> bool:
+    """Whether the callee is worth evaluating (a cheap test of the syntax): it has a name some
+    recognizer handles, it is made by a call (`he_normal()(key, shape, dtype, P(...))`), or the
+    call sets `out_sharding=`."""
+    name = _final_name(call.func)
+    if name is not None and name in _interesting_names():
+        return True
+    return isinstance(call.func, ast.Call) or any(k.arg == "out_sharding" for k in call.keywords)
 
 
 _NAMES: set[str] = set()
@@ -302,8 +312,10 @@ def _interesting_names() -> set[str]:
 
 @functools.lru_cache(maxsize=1)
 def _calls_pattern() -> re.Pattern[str]:
+    """Statements worth walking: they call a name some recognizer handles, call what a call
+    returned, or set `out_sharding=` (see `_may_be_recognized`)."""
     names = sorted(_interesting_names() | {"set_mesh"})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(")
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
 
 
 def _final_name(node: ast.expr) -> str | None:

@@ -33,6 +33,7 @@ from shardls.analysis.values import (
     Ref,
     Seq,
     SetV,
+    SliceV,
     Unknown,
     Value,
     as_int,
@@ -464,6 +465,13 @@ class Evaluator:
         if library is not None:
             return library
         return Unknown("subscript of unknown value")
+
+    def _eval_Slice(self, node: ast.Slice, frame: Frame) -> Value:
+        """A slice inside a tuple index (`x[0:4, ::2]`; a lone slice is read by `_eval_Subscript`)."""
+        lower, upper, step = (
+            None if part is None else self.eval(part, frame) for part in (node.lower, node.upper, node.step)
+        )
+        return SliceV(lower, upper, step)
 
     def _eval_JoinedStr(self, node: ast.JoinedStr, frame: Frame) -> Value:
         parts: list[str] = []

@@ -19,9 +19,11 @@ from shardls.analysis.facts import (
 )
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.values import (
+    BoundMethod,
     Choice,
     Const,
     MeshV,
+    Ref,
     ShardingV,
     SpecV,
     Unknown,
@@ -52,8 +54,24 @@ _RECOGNIZERS: dict[str, Recognizer] = {}
 _STANDALONE_ONLY: set[str] = set()
 
 
+def method_name(value_type: type[Value], name: str) -> str:
+    """The name a method of a library value is recognized by (`IndexedV.get` for `x.at[i].get`)."""
+    return f"{value_type.__name__}.{name}"
+
+
+def callee_name(callee: Value) -> str | None:
+    """The name recognizers know a callee by: a library function's canonical name, or a method of
+    a library value (see `method_name`); None for anything else."""
+    if isinstance(callee, Ref):
+        return callee.qualname
+    if isinstance(callee, BoundMethod):
+        return method_name(type(callee.base), callee.name)
+    return None
+
+
 def recognizes(*qualnames: str, nested: bool = True) -> Callable[[Recognizer], Recognizer]:
-    """Register a function that turns calls of these library functions into sites.
+    """Register a function that turns calls of these library functions (or methods, named by
+    `method_name`) into sites.
 
     `nested=False`: only calls that are not an argument of another call are sites (the outer
     call's recognizer covers the inner one); they are skipped before their arguments are read.

@@ -73,6 +73,15 @@ class SetV(Value):
 
 
 @dataclass(frozen=True)
+class SliceV(Value):
+    """`a:b:c` as one entry of a tuple index (`x[0:4, ::2]`); a bound not written is None."""
+
+    lower: Value | None
+    upper: Value | None
+    step: Value | None
+
+
+@dataclass(frozen=True)
 class Unknown(Value):
     reason: str
     symbol: str | None = None

@@ -90,3 +90,61 @@ def test_a_device_list_stays_a_device_list_for_the_mesh() -> None:
     x = jax.device_put(np.zeros((8, 8)), NamedSharding(mesh, P("data", "model")))
     """
     assert site_named(analyze(source), "x").shard_shape == (4, 2)
+
+
+OPERATIONS = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=({types},) * 2)
+with jax.set_mesh(mesh):
+    key = jax.random.key(0)
+    init = jax.nn.initializers.lecun_normal()
+    a = jax.nn.initializers.he_normal()(key, (16, 32), jnp.bfloat16, P(None, "model"))
+    b = init(key, (16, 32), out_sharding=P("data", "model"))
+    c = jax.nn.initializers.zeros(key, (8,), jnp.float32, P("model"))
+    x = jnp.zeros((8, 16), out_sharding=P("data"))
+    w = jnp.zeros((16, 32), out_sharding=P(None, "model"))
+    d = jnp.einsum("bd,df->bf", x, w, out_sharding=P("data", "model"))
+    e = jnp.dot(x, w, out_sharding=P("data", None))
+    f = jnp.matmul(x, w, out_sharding=P(None, "model"))
+    g = x.at[0:4, ::2].get(out_sharding=P(None, "model"))
+    h = jnp.einsum("...d,df", x, w, out_sharding=P("model"))
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "dtype", "shard"),
+    [
+        ("a", (16, 32), "bfloat16", (16, 8)),
+        ("b", (16, 32), "float32", (8, 8)),
+        ("c", (8,), "float32", (2,)),
+        ("d", (8, 32), "float32", (4, 8)),
+        ("e", (8, 32), "float32", (4, 32)),
+        ("f", (8, 32), "float32", (8, 8)),
+        ("g", (4, 8), "float32", (4, 2)),
+        ("h", (8, 32), "float32", (2, 32)),
+    ],
+)
+def test_out_sharding_of_initializers_and_operations(
+    name: str, shape: tuple[int, ...], dtype: str, shard: tuple[int, ...]
+) -> None:
+    analysis = analyze(OPERATIONS.format(types="AxisType.Explicit"))
+    site = site_named(analysis, name)
+    assert (site.shape, site.dtype.name, site.shard_shape) == (shape, dtype, shard)
+    assert not analysis.diagnostics
+
+
+def test_out_sharding_on_auto_axes_is_rejected_as_jax_does() -> None:
+    analysis = analyze(OPERATIONS.format(types="AxisType.Auto"))
+    rejected = {d.span.line for d in analysis.diagnostics if d.code == "SH011"}
+    with_specs = {i for i, text in enumerate(OPERATIONS.split("\n")) if "P(" in text}
+    assert rejected == with_specs and len(rejected) == 10
+
+
+def test_indexed_get_that_does_not_divide_is_an_error() -> None:
+    source = (
+        OPERATIONS.format(types="AxisType.Explicit") + '    bad = x.at[0:3].get(out_sharding=P("data"))\n'
+    )
+    assert codes(analyze(source)) == ["SH001"]

@@ -38,8 +38,6 @@ MIN_PROGRAMS = 40
 XFAIL: dict[str, str] = {
     "a10_set_mesh_in_post_init.py": "a `jax.set_mesh(...)` run inside a method (a dataclass "
     "`__post_init__`) is not tracked as the global context mesh",
-    "c03b_initializers_and_ops.py": "`out_sharding` on an initializer call (4th positional), on "
-    "`jnp.einsum`/`jnp.dot` and on `.at[...].get` makes no site",
 }
 """Program (relative to tests/corpus) -> the analyzer feature it needs that is not implemented yet."""
 

@@ -74,6 +74,7 @@ def tables() -> tuple[
         builtins_,
         meshes,
         nnx,
+        operations,
         sharding,
         transforms,
     )

@@ -1,5 +1,6 @@
 """Where an array gets a layout: `device_put`, `with_sharding_constraint`, `reshard`, creation
-with `out_sharding=`/`device=`, `ShapeDtypeStruct(sharding=)`, and `NamedSharding` itself."""
+with `out_sharding=`/`device=` (initializers included), operations with `out_sharding=` (`einsum`,
+`dot`, `matmul`, `x.at[...].get`), `ShapeDtypeStruct(sharding=)`, and `NamedSharding` itself."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import ast
 from shardls.analysis.facts import SiteKind
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
-from shardls.analysis.sites import SiteBuilder, recognizes
-from shardls.analysis.values import ArrayV, ShardingV, Value
+from shardls.analysis.library.operations import IndexedV
+from shardls.analysis.sites import SiteBuilder, method_name, recognizes
+from shardls.analysis.values import ArrayV, BoundMethod, ShardingV, Value, options
 from shardls.analysis.walker import Visit
 from shardls.core import UsageContext
 
@@ -50,6 +52,20 @@ def _place(
     builder.add_layout(
         kind, visit, span, name, sharding.spec, shape, dtype, usage, mesh, assumptions=assumptions
     )
+
+
+def _library_result(call: CallArgs) -> Value | None:
+    """The call's value as the library computes it, with the arguments this visit chose."""
+    return call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
+
+
+def _method_result(call: CallArgs) -> Value | None:
+    """The value of a library method's call (`x.at[0:4].get(...)`)."""
+    method = call.evaluator.evaluate(call.node.func, call.frame)
+    for option in options(method):
+        if isinstance(option, BoundMethod):
+            return call.library.method(call.evaluator, option, call.args, call.kwargs, call.node, call.frame)
+    return None
 
 
 def _argument_name(call: CallArgs) -> str | None:
@@ -101,9 +117,44 @@ def creation(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     device = call.get(None, "device")
     if out_sharding is None and device is None:
         return
-    array = call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
+    array = _library_result(call)
     usage = UsageContext.RESHARD if out_sharding is not None else UsageContext.DEVICE_PUT
     _place(builder, visit, call, SiteKind.CREATION, usage, array, out_sharding or device)
+
+
+_INITIALIZERS = (
+    "flax.nnx.initializers.Initializer",
+    *(
+        f"{module}.{name}"
+        for module in ("flax.nnx.initializers", "jax.nn.initializers", "flax.linen.initializers")
+        for name in ("zeros", "ones")
+    ),
+)
+"""What library/nnx.py makes of `he_normal()` and the like, and the initializers used directly."""
+
+
+@recognizes(*_INITIALIZERS)
+def initializer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """`init(key, shape, dtype, out_sharding)`: JAX creates the array already laid out."""
+    target = call.get(3, "out_sharding")
+    if target is not None:
+        _place(builder, visit, call, SiteKind.CREATION, UsageContext.RESHARD, _library_result(call), target)
+
+
+@recognizes("jax.numpy.einsum", "jax.numpy.dot", "jax.numpy.matmul")
+def product(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """`jnp.einsum(..., out_sharding=P(...))`: the result is laid out as given (Explicit axes only)."""
+    target = call.get(None, "out_sharding")
+    if target is not None:
+        _place(builder, visit, call, SiteKind.RESHARD, UsageContext.RESHARD, _library_result(call), target)
+
+
+@recognizes(method_name(IndexedV, "get"))
+def indexed_get(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """`x.at[0:4].get(out_sharding=P(...))`: the selected elements, laid out as given."""
+    target = call.get(None, "out_sharding")
+    if target is not None:
+        _place(builder, visit, call, SiteKind.RESHARD, UsageContext.RESHARD, _method_result(call), target)
 
 
 @recognizes("jax.ShapeDtypeStruct")
@@ -129,7 +180,7 @@ def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     """A NamedSharding on its own (e.g. `sharding = NamedSharding(mesh, P(...))`): its spec meets
     its mesh here. Inside another call (`device_put(x, NamedSharding(...))`) that call's site
     already says everything, with the shape."""
-    value = call.library.call(call.evaluator, call.qualname, call.args, call.kwargs, call.node, call.frame)
+    value = _library_result(call)
     if not isinstance(value, ShardingV) or value.mesh is None:
         return
     span = call.frame.span(call.node)

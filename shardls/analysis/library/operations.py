@@ -1,0 +1,176 @@
+"""Array operations whose result shape is known: `dot`, `matmul`, `einsum`, basic indexing
+(`x[0:4]`) and `x.at[...]` with its `.get()`/`.set()`/... methods.
+
+In Explicit mode these operations take `out_sharding=` (the layout of their result), so the
+recognizers need the result's shape to lay it out; the shape rules are in `analysis/shapes.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.convert import dtype_of, sharding_of
+from shardls.analysis.library.registry import attributes, calls, methods, subscripts
+from shardls.analysis.shapes import IndexItem, Shape, array_operation, dot_shape, einsum_shape, index_shape
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Const,
+    Ref,
+    Seq,
+    SliceV,
+    Value,
+    as_int,
+    as_str,
+)
+from shardls.core import DType
+
+
+@dataclass(frozen=True)
+class IndexerV(Value):
+    """`x.at`: indexing it selects the elements that `.get()` reads and `.set()`/`.add()`/... update."""
+
+    array: ArrayV
+
+
+@dataclass(frozen=True)
+class IndexedV(Value):
+    """`x.at[index]`, with the shape of the elements it selects (None when unknown)."""
+
+    array: ArrayV
+    shape: Shape | None
+
+
+_UPDATES = ("set", "apply", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max")
+"""`x.at[...]` methods that return `x` updated: the shape of `x`."""
+
+
+# -- products ------------------------------------------------------------------------------------
+
+
+@calls("jax.numpy.einsum", "numpy.einsum")
+def _einsum(call: CallArgs) -> Value | None:
+    """`jnp.einsum("bd,df->bf", x, w)` (the string form; the interleaved form stays unknown)."""
+    subscripts = as_str(call.args[0]) if call.args else None
+    if subscripts is None:
+        return None
+    operands = call.args[1:]
+    return _product(call, einsum_shape(subscripts, [_shape(o) for o in operands]), operands)
+
+
+@calls("jax.numpy.dot", "numpy.dot")
+def _dot(call: CallArgs) -> Value | None:
+    a, b = call.get(0, "a"), call.get(1, "b")
+    if a is None or b is None:
+        return None
+    shape_a, shape_b = _shape(a), _shape(b)
+    shape = dot_shape(shape_a, shape_b) if shape_a is not None and shape_b is not None else None
+    return _product(call, shape, [a, b])
+
+
+@calls("jax.numpy.matmul", "numpy.matmul")
+def _matmul(call: CallArgs) -> Value | None:
+    a, b = call.get(0, "a"), call.get(1, "b")
+    if a is None or b is None:
+        return None
+    product = array_operation(ast.MatMult, a, b)
+    return _product(call, product.shape, [a, b]) if isinstance(product, ArrayV) else product
+
+
+def _shape(operand: Value) -> Shape | None:
+    """An operand's shape: an array's, or () for a Python number."""
+    if isinstance(operand, ArrayV):
+        return operand.shape
+    if isinstance(operand, Const) and isinstance(operand.value, (int, float, complex)):
+        return ()
+    return None
+
+
+def _product(call: CallArgs, shape: Shape | None, operands: list[Value]) -> Value:
+    """The array a product makes: of `preferred_element_type`, else of the operands' dtype when
+    they share one; laid out as `out_sharding` says."""
+    requested = dtype_of(call.get(None, "preferred_element_type"), call.library.environment.x64)
+    dtypes = {o.dtype for o in operands if isinstance(o, ArrayV)}
+    shared: DType | None = dtypes.pop() if len(dtypes) == 1 else None
+    return ArrayV(shape, requested or shared, sharding_of(call.get(None, "out_sharding")))
+
+
+# -- indexing ------------------------------------------------------------------------------------
+
+
+@attributes
+def _at(library: Library, evaluator: object, base: Value, attr: str, frame: object) -> Value | None:
+    return IndexerV(base) if attr == "at" and isinstance(base, ArrayV) else None
+
+
+@subscripts
+def _index(base: Value, index: Value | slice) -> Value | None:
+    """`x[0:4, None]` and `x.at[0:4, None]`: basic indexing keeps the shape known."""
+    if isinstance(base, ArrayV):
+        return ArrayV(_indexed(base, index), base.dtype)
+    if isinstance(base, IndexerV):
+        return IndexedV(base.array, _indexed(base.array, index))
+    return None
+
+
+@methods(IndexedV, "get")
+def _get(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    indexed = method.base
+    assert isinstance(indexed, IndexedV)
+    return ArrayV(indexed.shape, indexed.array.dtype, sharding_of(call.get(None, "out_sharding")))
+
+
+@methods(IndexedV, *_UPDATES)
+def _update(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    assert isinstance(method.base, IndexedV)
+    array = method.base.array
+    return ArrayV(array.shape, array.dtype, sharding_of(call.get(None, "out_sharding")) or array.sharding)
+
+
+def _indexed(array: ArrayV, index: Value | slice) -> Shape | None:
+    items = _basic_index(index)
+    if array.shape is None or items is None:
+        return None
+    return index_shape(array.shape, items)
+
+
+def _basic_index(index: Value | slice) -> tuple[IndexItem, ...] | None:
+    """An index as basic-indexing entries; None for anything else (arrays, lists, unknown values),
+    whose result shape depends on more than the index."""
+    entries = index.items if isinstance(index, Seq) and not index.is_list else (index,)
+    items = [_entry(entry) for entry in entries]
+    basic = [item for item in items if not isinstance(item, _NotBasic)]
+    return tuple(basic) if len(basic) == len(items) else None
+
+
+class _NotBasic(enum.Enum):
+    NOT_BASIC = enum.auto()
+
+
+_NOT_BASIC = _NotBasic.NOT_BASIC
+
+
+def _entry(value: Value | slice) -> IndexItem | _NotBasic:
+    if isinstance(value, slice):
+        return value
+    if isinstance(value, SliceV):
+        return _window(value) or _NOT_BASIC
+    if (isinstance(value, Const) and value.value is None) or (
+        isinstance(value, Ref) and value.qualname.endswith(".newaxis")
+    ):
+        return None
+    if isinstance(value, Ref) and value.qualname == "builtins.Ellipsis":
+        return Ellipsis
+    position = as_int(value)
+    return position if position is not None else _NOT_BASIC
+
+
+def _window(value: SliceV) -> slice | None:
+    bounds = [None if part is None else as_int(part) for part in (value.lower, value.upper, value.step)]
+    given = (value.lower, value.upper, value.step)
+    if any(b is None and part is not None for b, part in zip(bounds, given)) or bounds[2] == 0:
+        return None
+    return slice(*bounds)
