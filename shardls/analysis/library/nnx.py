@@ -116,6 +116,8 @@ class StackLevel:
     """The `nnx.PARTITION_NAME` entry the annotation gains (a name or None)."""
     how: str
     span: Span | None
+    transform: str = "nnx.vmap"
+    """`nnx.vmap` or `nnx.scan`, for messages."""
 
 
 @dataclass(frozen=True)
@@ -347,6 +349,7 @@ def _level(vmap: VmapV, size: Value) -> StackLevel:
         partition if partition is not None else Unknown("transform_metadata without partition_name"),
         where,
         vmap.span,
+        vmap.name,
     )
 
 

@@ -669,15 +669,16 @@ def _stacked(
                 f"dim {level.axis} stacked by {level.how} without transform_metadata: the "
                 f"annotation {spec.spec.display()} is one entry short"
             )
-            builder.report(level.span or span, _missing_metadata(), site_name=param.name)
+            builder.report(level.span or span, _missing_metadata(level.transform), site_name=param.name)
     return shape, spec, tuple(notes)
 
 
-def _missing_metadata() -> Problem:
+def _missing_metadata(transform: str) -> Problem:
     return Problem(
         "SH208",
         Severity.ERROR,
-        "nnx.vmap stacks annotated parameters here without transform_metadata={nnx.PARTITION_NAME: ...}: "
+        f"{transform} stacks annotated parameters here without "
+        "transform_metadata={nnx.PARTITION_NAME: ...}: "
         "their annotations keep the rank of one layer, so nnx.get_partition_spec shards the wrong "
         "dimensions of the stacked values; add transform_metadata={nnx.PARTITION_NAME: None} (or a "
         "mesh/logical axis for the stacked dimension)",
@@ -793,42 +794,47 @@ def _literal_position(path: list[ast.AST]) -> int | None:
     return None
 
 
-# -- `nnx.vmap` bodies run stacked ---------------------------------------------------------------
+# -- `nnx.vmap` and `nnx.scan` bodies run stacked ---------------------------------------------------
+
+_STACKING = ("vmap", "scan")
+"""The transforms whose function's layers gain a leading axis (reference §4.7; scan stacks the
+same way when it creates layers)."""
 
 
 @body_contexts
 def _vmapped_body(
     walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
 ) -> list[tuple[dict[str, Value], Context]]:
-    """A function decorated with `nnx.vmap` (or wrapped as `nnx.vmap(f, ...)(args)`) runs with its
-    layers stacked: its calls' contexts gain the stacking their arguments imply.
+    """A function decorated with `nnx.vmap`/`nnx.scan` (or wrapped as `nnx.vmap(f, ...)(args)`)
+    runs with its layers stacked: its calls' contexts gain the stacking their arguments imply.
 
     Such functions are often defined inside `__init__` (the flax guide's `create_block`), so the
     enclosing call's arguments they read (`dim`) are passed on as well."""
     found: list[tuple[dict[str, Value], Context]] = []
-    if any(d.rsplit(".", 1)[-1] == "vmap" for d in info.decorators):
+    if any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
         plain = walker.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
         for locals_, caller in plain:
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
             found.append((locals_, replace(caller, stacked=stacked)))
-    if _named_by_vmap_call(walker, info.name):
-        found += _wrapped_calls(walker, info, frame, depth)
+    for transform in _STACKING:
+        if _named_by_call(walker, transform, info.name):
+            found += _wrapped_calls(walker, transform, info, frame, depth)
     closure = {name: value for name, value in frame.locals.items() if name not in info.scope.final}
     return [({**closure, **locals_}, caller) for locals_, caller in found]
 
 
-def _named_by_vmap_call(walker: Walker, name: str) -> bool:
+def _named_by_call(walker: Walker, transform: str, name: str) -> bool:
     """A cheap text test before walking callers: is `name` the first argument of a `vmap(` call?"""
-    pattern = re.compile(r"\bvmap\s*\(\s*" + re.escape(name) + r"\b")
+    pattern = re.compile(rf"\b{transform}\s*\(\s*" + re.escape(name) + r"\b")
     segments = walker.module.source.segments
-    return any(pattern.search(segments[i].text) for i in walker.module.call_index.get("vmap", ()))
+    return any(pattern.search(segments[i].text) for i in walker.module.call_index.get(transform, ()))
 
 
 def _wrapped_calls(
-    walker: Walker, info: FunctionInfo, defined: Frame, depth: int
+    walker: Walker, transform: str, info: FunctionInfo, defined: Frame, depth: int
 ) -> Iterator[tuple[dict[str, Value], Context]]:
     evaluator = walker.evaluator
-    for visit in walker.calls_named("vmap", depth):
+    for visit in walker.calls_named(transform, depth):
         wrapped = visit.call.args[0] if visit.call.args else None
         if not (isinstance(wrapped, ast.Name) and wrapped.id == info.name):
             continue
@@ -842,5 +848,5 @@ def _wrapped_calls(
         args, kwargs = walker.arguments(outer, visit.frame) if outer is not None else ([], {})
         locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
         stacked = stacked_context(evaluator, info, defined, locals_, visit.context.stacked, wrapper)
-        where = f"nnx.vmap({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
+        where = f"nnx.{transform}({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
         yield locals_, replace(visit.context, call_site=where, stacked=stacked)
