@@ -21,7 +21,7 @@ from shardls.analysis.library import Environment, Library
 from shardls.analysis.library.nnx import StackV
 from shardls.analysis.logical import Rules, read_rules
 from shardls.analysis.pragmas import read_pragmas
-from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.values import ClassV, Const, Origin, Value, options
 from shardls.analysis.walker import Context, Visit, Walker
@@ -265,7 +265,7 @@ class _FileModels:
         """A required `__init__` parameter annotated with a config class whose fields all have
         defaults (`cfg: Config`) is given `Config()`: the model at its default sizes, said as an
         assumption, rather than every dimension left symbolic."""
-        init = self._init_of(cls, frame)
+        init = self.resolver.init_of(cls, frame)
         if init is None:
             return {}, []
         where = Frame(init.module, init.parent, init.segment, None)
@@ -283,7 +283,7 @@ class _FileModels:
         (no `__init__` written) whose every field has a default; never a model."""
         if self.resolver.is_module(cls, frame):
             return False
-        init = self._init_of(cls, frame)
+        init = self.resolver.init_of(cls, frame)
         if init is not None:
             return not _required(init.node.args)
         return all(
@@ -293,11 +293,6 @@ class _FileModels:
             if isinstance(stmt, ast.AnnAssign)
             and isinstance(stmt.target, ast.Name)
             and stmt.target.id in klass.field_names
-        )
-
-    def _init_of(self, cls: ClassInfo, frame: Frame) -> FunctionInfo | None:
-        return next(
-            (k.methods["__init__"] for k in self.evaluator.mro(cls, frame) if "__init__" in k.methods), None
         )
 
     def _call_of(self, inst: _Instantiation, where: str | None = None) -> _Call:

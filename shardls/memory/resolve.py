@@ -235,7 +235,19 @@ class ModelResolver:
         return self.budget >= 0
 
     def is_module(self, cls: ClassInfo, frame: Frame) -> bool:
-        return MODULE_BASE in self.evaluator.base_qualnames(cls, frame)
+        """A `nnx.Module` subclass, also through a Flax layer (`class ScaledEmbed(nnx.Embed)`)."""
+        bases = self.evaluator.base_qualnames(cls, frame)
+        return MODULE_BASE in bases or not bases.isdisjoint(LAYER_NAMES)
+
+    def inherited_layer(self, cls: ClassInfo, frame: Frame) -> str | None:
+        """The Flax layer whose `__init__` a subclass runs (inherited, or through `super()`)."""
+        return min(self.evaluator.base_qualnames(cls, frame) & LAYER_NAMES, default=None)
+
+    def init_of(self, cls: ClassInfo, frame: Frame) -> FunctionInfo | None:
+        """The `__init__` a workspace class runs, if one of the workspace classes defines it."""
+        return next(
+            (k.methods["__init__"] for k in self.evaluator.mro(cls, frame) if "__init__" in k.methods), None
+        )
 
     def resolve_class(
         self,
@@ -247,9 +259,7 @@ class ModelResolver:
         depth: int = 0,
     ) -> list[RawParam]:
         """Run `cls.__init__` with these arguments (missing ones take their defaults)."""
-        init = next(
-            (k.methods["__init__"] for k in self.evaluator.mro(cls, frame) if "__init__" in k.methods), None
-        )
+        init = self.init_of(cls, frame)
         if init is None:
             return []
         if depth > MAX_DEPTH or id(cls.node) in self._building:
@@ -335,11 +345,13 @@ class _Body:
         self.writes = 0
         """Attribute stores and list changes with parameters so far (did a branch build anything?)."""
         self._sizes: dict[int, int] = {}
+        self.inherited: list[RawParam] = []
+        """What `super().__init__(...)` of a Flax layer base created."""
 
     def params(self, body: list[ast.stmt], frame: Frame) -> list[RawParam]:
         """Run `body` and list what each attribute holds, in the order they were first set."""
         self.run(body, frame)
-        found: list[RawParam] = []
+        found: list[RawParam] = list(self.inherited)
         for name, held in self.attrs.items():
             params = held.params() if isinstance(held, _Container) else held
             if isinstance(held, _Container) and held.plain and params and self.pytree:
@@ -367,7 +379,10 @@ class _Body:
         if isinstance(stmt, ast.AugAssign):
             return self._augmented(stmt, frame, here)
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            self._mutation(stmt.value, here)
+            if _is_super_init(stmt.value):
+                self._inherited(stmt.value, here)
+            else:
+                self._mutation(stmt.value, here)
         elif isinstance(stmt, ast.If):
             return self._branches(stmt, frame, here)
         elif isinstance(stmt, (ast.With, ast.Try)):
@@ -448,6 +463,14 @@ class _Body:
         return replace(frame, locals=self.resolver.keep({**kept, **changed}))
 
     # -- lists filled by statements ------------------------------------------------------------
+
+    def _inherited(self, call: ast.Call, frame: Frame) -> None:
+        """`super().__init__(...)` in a subclass of a Flax layer creates that layer's parameters
+        on this module itself."""
+        owner = self.init.owner
+        layer = self.resolver.inherited_layer(owner, frame) if owner is not None else None
+        if layer is not None:
+            self.inherited += self._layer(layer, call, frame, layer_params)
 
     def _mutation(self, call: ast.Call, frame: Frame) -> None:
         """`x.append(m)`, `x.extend(ms)` on a list of this `__init__`, and `setattr(self, name, m)`."""
@@ -722,6 +745,9 @@ class _Body:
                 items = self._items(node.args, frame)
                 return None if items is None else [p.under("layers") for p in items]
             if isinstance(option, ClassV) and self.resolver.is_module(option.cls, frame):
+                layer = self.resolver.inherited_layer(option.cls, frame)
+                if layer is not None and self.resolver.init_of(option.cls, frame) is None:
+                    return self._layer(layer, node, frame, layer_params)
                 args, kwargs = self._arguments(node, frame)
                 return self.resolver.resolve_class(
                     option.cls, args, kwargs, frame, self.stack, self.depth + 1
@@ -894,3 +920,15 @@ def _written(body: list[ast.stmt]) -> set[str]:
 def _stored(node: ast.AST) -> set[str]:
     """The names `node` assigns (a loop target `self.x` assigns none)."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _is_super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)`."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "__init__"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )

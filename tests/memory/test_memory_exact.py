@@ -13,8 +13,6 @@ from shardls.memory.compare import mismatches
 from shardls.memory.model import ModelMemory
 from shardls.meshtext import parse_mesh_text
 
-pytest.importorskip("flax")
-
 CASES = [
     ("mlp.py", "mlp:make_model", "data=2,model=4", None, 0),
     ("transformer.py", "transformer:make_model", "data=2,model=4", "RULES", 0),
@@ -24,6 +22,7 @@ CASES = [
     # The module-level factory's `Block(128, ...)` is the file's first instantiation.
     ("vmapped.py", "vmapped:make_model", "data=2,model=4", None, 1),
     ("scanned.py", "scanned:make_model", "data=2,model=4", None, 0),
+    ("subclassed.py", "subclassed:make_model", "data=2,model=4", None, 0),
 ]
 
 
