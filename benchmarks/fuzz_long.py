@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -88,6 +89,7 @@ class Run:
     def _failed(self, channel: str, text: str, problem: str, previous: str | None = None) -> None:
         self.failures += 1
         FAILURES.mkdir(exist_ok=True)
+        (FAILURES / ".gitignore").write_text("*\n")  # scratch: neither committed nor linted
         name = FAILURES / f"{channel}-{self.total}.py"
         name.write_text(text, encoding="utf-8", errors="surrogatepass")
         if previous is not None:
@@ -181,5 +183,6 @@ def parse() -> argparse.Namespace:
 
 
 if __name__ == "__main__":
+    warnings.filterwarnings("ignore", category=SyntaxWarning)  # hypothesmith compiles what it generates
     arguments = parse()
     sys.exit(run(arguments.inputs, arguments.seed, arguments.server))

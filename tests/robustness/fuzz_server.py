@@ -19,6 +19,8 @@ from typing import Any
 from raw_client import RawServer
 from robust_helpers import TIME_BOUND
 
+_TRACEBACK = re.compile(r"^Traceback .*?^(\S[^\n]*)$", re.MULTILINE | re.DOTALL)
+"""A traceback in a log, and its exception line (the first line after it that is not indented)."""
 HANG = TIME_BOUND * 5
 """Seconds without an answer after which the server is taken to hang."""
 REQUESTS_PER_INPUT = 7
@@ -128,6 +130,6 @@ class ServerFuzzer:
         code = self.server.close()
         problems = [f"exit status {code} after shutdown and exit"] if code != 0 else []
         for log in sorted(self.root.glob("server-*.log")):
-            if "Traceback" in log.read_text(errors="replace"):
-                problems.append(f"a traceback in {log}")
+            for exception in _TRACEBACK.findall(log.read_text(errors="replace")):
+                problems.append(f"a traceback in the server's log: {exception}")
         return problems

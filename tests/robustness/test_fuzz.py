@@ -146,7 +146,7 @@ def test_mutants_through_one_long_lived_server(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_long_run() -> None:
     """benchmarks/fuzz_long.py's 20,000 inputs, through the analyzer or `check` and the server
-    (about 10 minutes): `pytest -m slow`."""
+    (about 5-7 minutes): `pytest -m slow`."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import fuzz_long
 
