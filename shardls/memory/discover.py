@@ -53,6 +53,24 @@ class _Call:
     """Made inside another model's `__init__` (recorded while that model resolved)."""
 
 
+@dataclass(frozen=True)
+class _Sized:
+    """What one call built: the model, and the first call of each submodule class on the way."""
+
+    call: _Call
+    model: ModelMemory
+    submodules: dict[int, _Call]
+
+    @property
+    def complete(self) -> bool:
+        """Every size known: the arguments made it all the way down."""
+        return not any(p.is_symbolic for p in self.model.params)
+
+
+MAX_CANDIDATES = 8
+"""Instantiations in other files resolved per class while looking for one that gives every size."""
+
+
 class _RecordingResolver(ModelResolver):
     """Remembers the first call of each submodule class while a model resolves, with the label of
     the model's instantiation, so that a class built only inside models can be sized by it."""
@@ -145,22 +163,23 @@ class _FileModels:
         self.targets = self.classes if targets is None else list(targets)
         pattern = _calls_of(self.targets)
         self.walker = Walker(self.evaluator, self.module, pattern, pattern)
-        self._instances: dict[int, ModelMemory] = {}
-        self._called: dict[int, tuple[_Call, ModelMemory]] = {}
+        self._instances: dict[int, _Sized] = {}
+        self._called: dict[int, _Sized] = {}
 
     def models(self, only: str | None) -> Models:
         from shardls.analysis.recognizers import load
 
         load()
         instantiations = self._instantiations()
-        top = [self._instance_model(i) for i in instantiations if not i.nested]
+        top = [self._instance(i) for i in instantiations if not i.nested]
         chosen = [c for c in self.classes if only is None or c.name == only]
         sized = {id(i.cls.node) for i in instantiations if not i.nested}
         calls = self._instantiated_elsewhere([c for c in chosen if id(c.node) not in sized])
-        for key, call in self.resolver.calls.items():
-            calls.setdefault(key, call)
+        for instance in top:
+            for key, call in instance.submodules.items():
+                calls.setdefault(key, call)
         found = [self._class_model(cls, instantiations, calls) for cls in chosen]
-        return Models(self.module.path, tuple(found + top if only is None else found))
+        return Models(self.module.path, tuple(found + [i.model for i in top] if only is None else found))
 
     def _classes(self) -> list[ClassInfo]:
         found = []
@@ -200,30 +219,43 @@ class _FileModels:
         return sorted(found, key=lambda i: i.nested)
 
     def _instantiated_elsewhere(self, classes: list[ClassInfo]) -> dict[int, _Call]:
-        """For classes this file never instantiates outside a model: the first instantiation in
-        another workspace file, and the calls of submodules its model made (keyed by the class
-        node). Files come from the workspace's stat cache; only those that write `Name(` are
-        analysed."""
-        found: dict[int, _Call] = {}
-        if not classes:
-            return found
+        """For classes this file never instantiates outside a model: an instantiation in another
+        workspace file, and the calls of submodules its model made (keyed by the class node).
+
+        The first one that gives every size wins (a training script often passes a config read
+        at run time, while a test builds a small one from literals), else the first one; files
+        outside tests are searched first. Files come from the workspace's stat cache; only
+        those that write `Name(` are analysed, and at most MAX_CANDIDATES calls per class."""
+        best: dict[int, _Sized] = {}
+        tried: dict[int, int] = {}
+
+        def settled(cls: ClassInfo) -> bool:
+            found = best.get(id(cls.node))
+            return found is not None and found.complete
+
         pattern = _calls_of(classes)
         here = os.path.realpath(self.module.path)
-        for other in self.workspace.python_files():
+        for other in sorted(self.workspace.python_files(), key=_is_test_file):
+            missing = [c for c in classes if not settled(c)]
+            if not missing:
+                break
             text = self.workspace.text_of(other)
             if text is None or not pattern.search(text) or os.path.realpath(other) == here:
                 continue
-            missing = [c for c in classes if id(c.node) not in found]
             scan = _FileModels(self.workspace, other, text, self.settings, missing)
             where = os.path.relpath(other, os.path.dirname(os.path.abspath(self.module.path)))
             for inst in scan._instantiations():
-                if not inst.nested and id(inst.cls.node) not in found:
-                    call = found[id(inst.cls.node)] = scan._call_of(inst, where)
-                    scan._called_model(call)
-            for key, call in scan.resolver.calls.items():
+                key = id(inst.cls.node)
+                if inst.nested or settled(inst.cls) or tried.get(key, 0) >= MAX_CANDIDATES:
+                    continue
+                tried[key] = tried.get(key, 0) + 1
+                sized = scan._sized(scan._call_of(inst, where))
+                if key not in best or sized.complete:
+                    best[key] = sized
+        found = {key: sized.call for key, sized in best.items()}
+        for sized in sorted(best.values(), key=lambda s: not s.complete):
+            for key, call in sized.submodules.items():
                 found.setdefault(key, call)
-            if all(id(c.node) in found for c in classes):
-                break
         return found
 
     # -- models ------------------------------------------------------------------------------
@@ -237,18 +269,18 @@ class _FileModels:
         mine = [i for i in instantiations if i.cls is cls]
         call = calls.get(id(cls.node))
         if mine and (not mine[0].nested or call is None):
-            model = self._instance_model(mine[0])
+            model = self._instance(mine[0]).model
             line = mine[0].visit.frame.line_of(mine[0].visit.call)
             sized = (f"sizes from the instantiation at line {line + 1}", *model.assumptions)
             model = replace(model, assumptions=sized, covered=True)
         elif call is not None:
-            model = call.owner._called_model(call)
+            model = call.owner._sized(call).model
             sized = (f"sizes from {call.label}", *model.assumptions)
             model = replace(model, path=self.module.path, assumptions=sized, covered=call.inside)
         else:
             frame = Frame(cls.module, cls.parent, cls.segment, None)
             configs, assumed = self._default_configs(cls, frame)
-            model = self._called_model(_Call(self, cls, [], configs, frame, None, "parameter defaults", 0))
+            model = self._sized(_Call(self, cls, [], configs, frame, None, "parameter defaults", 0)).model
             defaults = "no instantiation in this file: sizes from parameter defaults"
             model = replace(model, assumptions=(defaults, *assumed, *model.assumptions))
         column = cls.node.col_offset
@@ -305,30 +337,33 @@ class _FileModels:
             self, inst.cls, args, kwargs, visit.frame, visit.context, f"the instantiation at {place}", line
         )
 
-    def _instance_model(self, inst: _Instantiation) -> ModelMemory:
-        """The model one call creates, laid out in that call's context (computed once per call)."""
+    def _instance(self, inst: _Instantiation) -> _Sized:
+        """The model one instantiation creates, laid out in its context (computed once)."""
         known = self._instances.get(id(inst.visit.call))
         if known is not None:
             return known
         visit = inst.visit
         span = visit.frame.span(visit.call)
-        model = self._instances[id(visit.call)] = replace(
-            self._called_model(self._call_of(inst)),
+        sized = self._sized(self._call_of(inst))
+        model = replace(
+            sized.model,
             name=visit.target or inst.cls.name,
             instantiation=True,
             column=span.column,
             end_column=span.end_column if span.end_line == span.line else span.column,
         )
-        return model
+        self._instances[id(visit.call)] = replace(sized, model=model)
+        return self._instances[id(visit.call)]
 
-    def _called_model(self, call: _Call) -> ModelMemory:
-        """The model `call` builds, laid out in its context. Submodule calls made on the way are
-        recorded (labelled after this model) for the classes that have no call of their own.
-        Computed once per call."""
+    def _sized(self, call: _Call) -> _Sized:
+        """The model `call` builds, laid out in its context, with the first call of each submodule
+        class made on the way (labelled after this model), for classes that have no call of
+        their own. Computed once per call."""
         known = self._called.get(id(call))
         if known is not None:
-            return known[1]
+            return known
         self.resolver.start()
+        self.resolver.calls = {}
         cls_name = call.cls.name
         self.resolver.current = (call.context, f"{cls_name}'s {call.label.removeprefix('the ')}", call.line)
         try:
@@ -347,8 +382,8 @@ class _FileModels:
             mesh_label(mesh),
             (*notes, *resolved, *more),
         )
-        self._called[id(call)] = (call, model)
-        return model
+        sized = self._called[id(call)] = _Sized(call, model, self.resolver.calls)
+        return sized
 
     def _laid_out(
         self, raws: list[RawParam], mesh: Mesh | None, rules: Rules | None
@@ -402,6 +437,18 @@ def _required(arguments: ast.arguments) -> list[ast.arg]:
     defaulted = len(arguments.defaults)
     required = positional[: len(positional) - defaulted] if defaulted else positional
     return required + [a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is None]
+
+
+def _is_test_file(path: str) -> bool:
+    """Tests, searched last for instantiations (a script's model is the one users mean)."""
+    name = os.path.basename(path)
+    parts = set(os.path.normpath(path).split(os.sep)[:-1])
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or bool(parts & {"tests", "test"})
+    )
 
 
 def _calls_of(classes: Sequence[ClassInfo]) -> re.Pattern[str]:

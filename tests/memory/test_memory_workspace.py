@@ -114,3 +114,29 @@ def test_report_of_the_model_file_uses_the_script(project: Path, capsys: pytest.
     assert result.code == 0
     assert '"param_count": 2147483648' in result.out
     assert "sizes from the instantiation at ../train.py:9" in result.out
+
+
+def test_a_call_that_gives_every_size_wins_and_scripts_come_before_tests(project: Path) -> None:
+    """train.py reads its config at run time; the test builds a small one from literals."""
+    (project / "train.py").write_text(
+        "import sys\nfrom flax import nnx\n\nfrom pkg.model import Net\n\n"
+        "net = Net(load_config(sys.argv[1]), rngs=nnx.Rngs(0))\n"
+    )
+    tests = project / "tests"
+    tests.mkdir()
+    (tests / "test_net.py").write_text(
+        "from flax import nnx\n\nfrom pkg.model import Config, Net\n\n\n"
+        "def test_net():\n    Net(Config(d_model=8, d_ff=16, n_layers=3), rngs=nnx.Rngs(0))\n"
+    )
+    model_file = project / "pkg" / "model.py"
+
+    def net() -> tuple[int, str]:
+        models = file_models(Workspace([project]), str(model_file), MODEL, Settings()).models
+        found = next(m for m in models if m.name == "Net")
+        return found.param_count, found.assumptions[0]
+
+    assert net() == (3 * 8 * 16, "sizes from the instantiation at ../tests/test_net.py:7")
+    (project / "zz_script.py").write_text(
+        TRAIN.replace("Config.big()", "Config(d_model=8, d_ff=16, n_layers=5)")
+    )
+    assert net() == (5 * 8 * 16, "sizes from the instantiation at ../zz_script.py:9")
