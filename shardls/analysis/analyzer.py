@@ -122,6 +122,7 @@ class Analyzer:
             pragmas.mesh,
             tuple((m.mesh, m.span, m.name, m.source) for m in builder.file_meshes),
             tuple((c.how, c.mesh.mesh) for c in walker.global_meshes),
+            walker.mesh_setters,  # a call of a new setter elsewhere changes what follows it
         )
         cache = self._file_cache(path, fingerprint)
         fresh: dict[tuple[int, int], _SegmentResult] = {}

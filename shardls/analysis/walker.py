@@ -163,10 +163,9 @@ class Walker:
                 if (search.callee in text) if search.callee is not None else self.calls.search(text):
                     for expression in _own_expressions(stmt):
                         yield from self._calls(expression, stmt, here, context)
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                    mesh = self._set_mesh_statement(stmt.value, here)
-                    if mesh is not None:
-                        context = replace(context, meshes=context.meshes + (mesh,))
+                mesh = self._mesh_set_by(stmt, here)
+                if mesh is not None:
+                    context = replace(context, meshes=context.meshes + (mesh,))
                 for block in self._taken_blocks(stmt, here):
                     yield from self._statements(block, frame, context, scope, search)
 
@@ -330,20 +329,141 @@ class Walker:
 
     @cached_property
     def global_meshes(self) -> tuple[MeshContext, ...]:
-        """`jax.set_mesh(m)` as a top-level statement applies to everything that runs after it;
-        functions run after the module body, so they see the last one."""
+        """`jax.set_mesh(m)` as a top-level statement (or run by a top-level call, see
+        `_mesh_set_by`) applies to everything that runs after it; functions run after the module
+        body, so they see the last one."""
         scope = self.module.scope
         found: list[MeshContext] = []
-        for segment in self.module.source.segments:
-            if "set_mesh" not in segment.text:
-                continue
+        index = self.module.call_index
+        segments = sorted({i for name in ("set_mesh", *self.mesh_setters) for i in index.get(name, ())})
+        for segment in (self.module.source.segments[i] for i in segments):
             for stmt in segment.body:
-                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-                    frame = Frame(self.module, scope, segment, scope.order_of.get(id(stmt)))
-                    mesh = self._set_mesh_statement(stmt.value, frame)
-                    if mesh is not None:
-                        found.append(mesh)
+                frame = Frame(self.module, scope, segment, scope.order_of.get(id(stmt)))
+                mesh = self._mesh_set_by(stmt, frame)
+                if mesh is not None:
+                    found.append(mesh)
         return tuple(found[-1:])
+
+    # -- meshes set inside the functions a statement calls ------------------------------------
+
+    @cached_property
+    def mesh_setters(self) -> frozenset[str]:
+        """Names of the functions, methods and classes (by their constructor) whose bodies run a
+        `set_mesh(...)` statement, defined in this module or imported from the workspace: a call
+        of one of them can make a mesh current (`cfg = Config()` whose `__post_init__` calls
+        `jax.set_mesh(self.mesh)`). A cheap syntactic test; calls are checked by evaluation."""
+        names: set[str] = set()
+        for segment in self.module.source.segments:
+            if "set_mesh" in segment.text:
+                for stmt in segment.body:
+                    names.update(_setters_defined(stmt))
+        scope = self.module.scope
+        for name, bindings in scope.bindings.items():
+            if name in self.module.call_index and any(b.kind == "importfrom" for b in bindings):
+                value = self.evaluator.bindings_value(tuple(bindings), scope, None)
+                if any(_defines_setter(option) for option in options(value)):
+                    names.add(name)
+        return frozenset(names)
+
+    def _mesh_set_by(self, stmt: ast.stmt, frame: Frame) -> MeshContext | None:
+        """The mesh a statement leaves current: `jax.set_mesh(m)` itself, or a call of a function
+        (a constructor, a method) whose body runs `jax.set_mesh(...)` (the last one it runs)."""
+        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(call, ast.Call):
+            return None
+        name = _called_name(call)
+        if name == "set_mesh":
+            return self._set_mesh_statement(call, frame)
+        if name not in self.mesh_setters:
+            return None
+        args, kwargs = self.arguments(call, frame)
+        for callee in options(self.evaluator.evaluate(call.func, frame)):
+            for info, locals_ in self._bodies_run(callee, args, kwargs, call, frame):
+                inner = Frame(info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1)
+                mesh = self._last_mesh_set(info.node.body, inner)
+                if mesh is not None:
+                    run_by = f"{_short(call)} at line {frame.line_of(call) + 1}"
+                    return replace(mesh, how=f"{mesh.how} in {info.qualname}(), run by {run_by}")
+        return None
+
+    def _bodies_run(
+        self, callee: Value, args: list[Value], kwargs: dict[str, Value], call: ast.Call, frame: Frame
+    ) -> list[tuple[FunctionInfo, dict[str, Value]]]:
+        """The function bodies a call runs, with their parameters bound: a function's or bound
+        method's, or a class's `__init__` and `__post_init__` with `self` the new instance."""
+        if isinstance(callee, FunctionV):
+            return [
+                (callee.func, self.evaluator.bind_arguments(callee.func, args, kwargs, callee.bound, frame))
+            ]
+        if not isinstance(callee, ClassV):
+            return []
+        instance = self.evaluator.instantiate(callee.cls, args, kwargs, call, frame)
+        bodies = []
+        for name in _CONSTRUCTORS:
+            method = next(
+                (k.methods[name] for k in self.evaluator.mro(callee.cls, frame) if name in k.methods), None
+            )
+            if method is not None:
+                passed: tuple[list[Value], dict[str, Value]] = (
+                    (args, kwargs) if name == "__init__" else ([], {})
+                )
+                bodies.append((method, self.evaluator.bind_arguments(method, *passed, instance, frame)))
+        return bodies
+
+    def _last_mesh_set(self, body: list[ast.stmt], frame: Frame) -> MeshContext | None:
+        """The last `jax.set_mesh(m)` statement that runs in a body (branches decided where possible)."""
+        found = None
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            here = replace(frame, position=frame.scope.order_of.get(id(stmt)))
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                found = self._set_mesh_statement(stmt.value, here) or found
+            nested = (
+                [stmt.body] if isinstance(stmt, (ast.With, ast.AsyncWith)) else self._taken_blocks(stmt, here)
+            )
+            for block in nested:
+                found = self._last_mesh_set(block, frame) or found
+        return found
+
+
+_CONSTRUCTORS = ("__init__", "__post_init__")
+"""The methods a class runs when it is called."""
+
+
+def _setters_defined(stmt: ast.stmt) -> list[str]:
+    """The names under which a top-level definition sets a mesh when called: a function's name,
+    a class's when its constructor does, a method's when it does (`trainer.setup_mesh()`)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [stmt.name] if _runs_set_mesh(stmt) else []
+    if not isinstance(stmt, ast.ClassDef):
+        return []
+    methods = [
+        m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _runs_set_mesh(m)
+    ]
+    names = [m.name for m in methods if m.name not in _CONSTRUCTORS]
+    return [stmt.name, *names] if len(names) < len(methods) else names
+
+
+def _defines_setter(value: Value) -> bool:
+    """An imported function or class that sets a mesh when called (see `_setters_defined`)."""
+    if isinstance(value, FunctionV):
+        return _runs_set_mesh(value.func.node)
+    return isinstance(value, ClassV) and value.cls.name in _setters_defined(value.cls.node)
+
+
+def _runs_set_mesh(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and _called_name(node.value) == "set_mesh"
+        for node in ast.walk(function)
+    )
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
@@ -362,10 +482,7 @@ _CALL_HOLDERS = (ast.expr, ast.keyword, ast.comprehension)
 
 
 def _calls_name(call: ast.Call, name: str) -> bool:
-    func = call.func
-    return (isinstance(func, ast.Name) and func.id == name) or (
-        isinstance(func, ast.Attribute) and func.attr == name
-    )
+    return _called_name(call) == name
 
 
 def _node_text(segment: Segment, node: ast.AST) -> str:

@@ -35,10 +35,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 ORACLE = Path(__file__).with_name("jax_oracle.py")
 MIN_PROGRAMS = 40
 
-XFAIL: dict[str, str] = {
-    "a10_set_mesh_in_post_init.py": "a `jax.set_mesh(...)` run inside a method (a dataclass "
-    "`__post_init__`) is not tracked as the global context mesh",
-}
+XFAIL: dict[str, str] = {}
 """Program (relative to tests/corpus) -> the analyzer feature it needs that is not implemented yet."""
 
 _SHAPELESS = (SiteKind.SPEC, SiteKind.NAMED_SHARDING)
