@@ -37,6 +37,8 @@ with jax.set_mesh(mesh):
     stack = Stack(32, nnx.Rngs(0))
     state = nnx.state(stack)
     nnx.update(stack, jax.device_put(state, nnx.get_named_sharding(state, mesh)))  # expect: stack
-    experts = nnx.scan(make_expert, in_axes=(None,), out_axes=0, length=4)(nnx.Rngs(1))  # expect-warning: SH208
+    experts = nnx.scan(make_expert, in_axes=(None,), out_axes=0, length=4)(
+        nnx.Rngs(1)
+    )  # expect-warning: SH208
     state = nnx.state(experts)
     nnx.update(experts, jax.device_put(state, nnx.get_named_sharding(state, mesh)))  # expect: experts
