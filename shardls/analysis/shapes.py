@@ -10,6 +10,7 @@ Dimensions are abstract values, so an unknown size stays unknown instead of fail
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Sequence
 from types import EllipsisType
 
@@ -135,8 +136,8 @@ def einsum_shape(subscripts: str, operands: Sequence[Shape | None]) -> Shape | N
         if not _read_term(term, shape, sizes, ellipses):
             return None
     if not arrow:
-        labels = inputs.replace("...", "").replace(",", "")
-        output = ("..." if ellipses else "") + "".join(sorted(c for c in set(labels) if labels.count(c) == 1))
+        uses = Counter(inputs.replace("...", "").replace(",", ""))
+        output = ("..." if ellipses else "") + "".join(sorted(c for c, n in uses.items() if n == 1))
     ellipsis = _broadcast_all(ellipses)
     before, dots, after = output.partition("...")
     if (dots and ellipsis is None) or any(label not in sizes for label in before + after):
@@ -149,7 +150,7 @@ def _read_term(term: str, shape: Shape, sizes: dict[str, Value], ellipses: list[
     """Size every label of one operand's term (`b...d`); False when the term does not fit its shape."""
     before, dots, after = term.partition("...")
     labels = before + after
-    if labels and not labels.isalpha():
+    if labels and not (labels.isascii() and labels.isalpha()):
         return False
     if len(before) + len(after) > len(shape) or (not dots and len(before) != len(shape)):
         return False
