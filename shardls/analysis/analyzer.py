@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from shardls.analysis.evaluator import Evaluator, Frame, Reads
+from shardls.analysis.evaluator import Evaluator, Frame, Limits, Reads
 from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, Span
 from shardls.analysis.library import CallArgs, Environment, Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
@@ -37,6 +37,12 @@ _TRIGGER = re.compile(
 
 _MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 _CACHED_FILES = 64
+WORKSPACE_SCAN_STEPS = 150_000
+"""Evaluation steps one search for the workspace's only mesh may take over all the files it reads
+(files read before cost nothing); beyond it the search gives no answer rather than a wrong one."""
+_CACHED_MESH_SCANS = 2_048
+"""Other files' meshes kept (one entry per file and environment), so that a file without a
+mesh does not scan the workspace again on every keystroke."""
 
 
 @dataclass
@@ -69,6 +75,9 @@ class Analyzer:
     def __init__(self, workspace: Workspace | None = None) -> None:
         self.workspace = workspace or Workspace()
         self._files: OrderedDict[str, _FileCache] = OrderedDict()
+        self._mesh_scans: OrderedDict[tuple[str, Environment], tuple[ModuleInfo, list[MeshFact]]] = (
+            OrderedDict()
+        )
 
     def analyze(self, path: str, text: str, settings: Settings | None = None) -> FileAnalysis:
         """Analyse one file's text. The cyclic garbage collector is paused meanwhile: analysis
@@ -99,7 +108,7 @@ class Analyzer:
             Const(device_count.count, origin=assumed_origin), default_dtype, settings.x64
         )
         library = Library(environment)
-        evaluator = Evaluator(self.workspace, library)
+        evaluator = Evaluator(self.workspace, library, budget=Limits().file_budget(len(text)))
         builder = SiteBuilder(
             evaluator,
             library,
@@ -161,17 +170,18 @@ class Analyzer:
         """The only mesh built anywhere in the workspace, for a file that builds none itself
         (a model file next to the training script that makes the mesh)."""
         found: list[MeshFact] = []
+        left = WORKSPACE_SCAN_STEPS
         for other in self.workspace.python_files():
             if os.path.samefile(other, path) if os.path.exists(path) else other == path:
                 continue
             text = self.workspace.text_of(other)
             if text is None or not _MESH_TEXT.search(text):
                 continue
-            module = self.workspace.module(other, text)
-            library = Library(environment)
-            evaluator = Evaluator(self.workspace, library)
-            scan = SiteBuilder(evaluator, library, other, builder.device_count, None, None, [])
-            found.extend(_find_meshes(Walker(evaluator, module, _TRIGGER, _calls_pattern()), scan))
+            meshes, spent = self._meshes_of(other, text, environment, builder.device_count, left)
+            left -= spent
+            if meshes is None:
+                return None
+            found.extend(meshes)
             if len(found) > 1:
                 return None
         if len(found) != 1:
@@ -179,6 +189,31 @@ class Analyzer:
         mesh = found[0]
         where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
         return replace(mesh, selection=f"the only mesh in the workspace ({where})")
+
+    def _meshes_of(
+        self, path: str, text: str, environment: Environment, device_count: int, budget: int
+    ) -> tuple[list[MeshFact] | None, int]:
+        """The meshes another file builds and the steps that took, computed once per text of that
+        file (a change only in what it imports is seen when the file next changes); None when
+        `budget` (or the file's own) ran out first."""
+        module = self.workspace.module(path, text)
+        key = (path, environment)
+        cached = self._mesh_scans.get(key)
+        if cached is not None and cached[0] is module:
+            self._mesh_scans.move_to_end(key)
+            return cached[1], 0
+        library = Library(environment)
+        allowed = min(budget, Limits().file_budget(len(text)))
+        evaluator = Evaluator(self.workspace, library, budget=allowed)
+        scan = SiteBuilder(evaluator, library, path, device_count, None, None, [])
+        meshes = _find_meshes(Walker(evaluator, module, _TRIGGER, _calls_pattern()), scan)
+        spent = allowed - (evaluator.budget_left or 0)
+        if not evaluator.budget_left:
+            return None, spent
+        self._mesh_scans[key] = (module, meshes)
+        while len(self._mesh_scans) > _CACHED_MESH_SCANS:
+            self._mesh_scans.popitem(last=False)
+        return meshes, spent
 
     def _file_cache(self, path: str, fingerprint: object) -> _FileCache:
         cache = self._files.get(path)
@@ -197,11 +232,12 @@ class Analyzer:
         evaluator.reads = reads
         builder.sites, builder.diagnostics = [], []
         try:
-            visits = _recognized(walker.visits([segment]), evaluator)
-            for visit, qualname in visits:
-                if qualname not in MESH_CONSTRUCTORS:
-                    _run(builder, visit, qualname)
-            diagnostics = builder.diagnostics + _legacy_mesh_contexts(visits)
+            with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
+                visits = _recognized(walker.visits([segment]), evaluator)
+                for visit, qualname in visits:
+                    if qualname not in MESH_CONSTRUCTORS:
+                        _run(builder, visit, qualname)
+                diagnostics = builder.diagnostics + _legacy_mesh_contexts(visits)
         finally:
             evaluator.reads = None
         module = walker.module
@@ -260,10 +296,14 @@ def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]
 
 def _find_meshes(walker: Walker, builder: SiteBuilder) -> list[MeshFact]:
     """The meshes a module builds (their problems reported by the builder)."""
-    segments = [seg for seg in walker.module.source.segments if _MESH_TEXT.search(seg.text)]
-    for visit, qualname in _recognized(walker.visits(segments), walker.evaluator):
-        if qualname in MESH_CONSTRUCTORS:
-            _run(builder, visit, qualname)
+    evaluator = walker.evaluator
+    for segment in walker.module.source.segments:
+        if not _MESH_TEXT.search(segment.text):
+            continue
+        with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
+            for visit, qualname in _recognized(walker.visits([segment]), evaluator):
+                if qualname in MESH_CONSTRUCTORS:
+                    _run(builder, visit, qualname)
     return _unique(builder.meshes.values())
 
 

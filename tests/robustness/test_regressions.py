@@ -9,11 +9,14 @@ from raw_client import RawServer
 from robust_helpers import HEAD, OK_SITE, TIME_BOUND, analyze_within, deadline, ok_site, timed
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.evaluator import Evaluator, Frame, Limits
 from shardls.analysis.facts import MeshFact
+from shardls.analysis.library import Environment, Library
 from shardls.analysis.source import SegmentParser
+from shardls.analysis.values import Const, Unknown
 from shardls.analysis.workspace import Workspace
 from shardls.config import find_config
-from shardls.core import Mesh, PartitionSpec, compute_layout
+from shardls.core import FLOAT32, Mesh, PartitionSpec, compute_layout
 from shardls.render.markdown import axis_lines
 from shardls.server.strings import literal_at, string_literals
 
@@ -177,3 +180,45 @@ def test_a_hover_on_an_axis_the_mesh_has_no_size_for() -> None:
     lines = axis_lines("model", MeshFact(mesh, None, "mesh", "jax.make_mesh at line 6"))
 
     assert lines[0] == "mesh axis `model`: no size (axis sizes (2,) for names ('data', 'model')), Auto"
+
+
+SLOW_ANALYSIS = (Path(__file__).parent / "slow_analysis.txt").read_text()
+"""Found by the long fuzz run through the server: nested comprehensions over names that `def`,
+`class` and `for` rebind made the walker ask ~2,200 questions of up to 20,000 steps each (27 s
+for 64 lines; 31 s and 39 s for the generated programs it was cut down from)."""
+
+
+def test_the_questions_about_one_file_share_one_budget() -> None:
+    analyze_within(SLOW_ANALYSIS)
+
+
+def test_the_search_for_the_workspace_mesh_shares_one_budget(tmp_path: Path) -> None:
+    """A file without a mesh looks for the only mesh of the workspace: each hostile file there
+    took its own budget (six of them: 3.3 s for one check)."""
+    for index in range(6):
+        (tmp_path / f"hostile_{index}.py").write_text(SLOW_ANALYSIS)
+    path = tmp_path / "model.py"
+    path.write_text(HEAD + OK_SITE)
+
+    analysis, seconds = timed(lambda: Analyzer(Workspace([tmp_path])).analyze(str(path), HEAD + OK_SITE))
+
+    assert seconds < TIME_BOUND
+    ok_site(analysis)
+
+
+def test_no_budget_error_escapes_an_evaluation_started_outside_a_question() -> None:
+    """`mro`, `base_qualnames` and `instantiate` evaluate through `eval` directly; once a question
+    had used its steps, the next such call raised BudgetExceeded out of `shardls check`."""
+    workspace = Workspace()
+    module = workspace.module("/virtual/model.py", "x = [[i * j for i in range(90)] for j in range(90)]\n")
+    frame = Frame(module, module.scope, module.source.segments[0], None)
+    environment = Environment(Const(8), FLOAT32, False)
+    evaluator = Evaluator(workspace, Library(environment), Limits(steps=100), budget=1_000)
+    expression = module.source.segments[0].body[0].value  # type: ignore[attr-defined]
+
+    assert isinstance(evaluator.evaluate(expression, frame), Unknown)
+    assert isinstance(evaluator.eval(expression, frame), Unknown)
+    for _ in range(20):
+        evaluator.evaluate(expression, frame)
+    assert evaluator.budget_left == 0
+    assert evaluator.evaluate(expression, frame) == Unknown("the evaluation budget of this statement or file is used up")
