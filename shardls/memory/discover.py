@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.evaluator import Evaluator, Frame, Limits
 from shardls.analysis.library import Environment, Library
 from shardls.analysis.library.nnx import StackV
 from shardls.analysis.logical import Rules, read_rules
@@ -155,7 +155,7 @@ class _FileModels:
             Const(self.device_count, origin=Origin("device count")), default, settings.x64
         )
         self.library = Library(environment)
-        self.evaluator = Evaluator(workspace, self.library)
+        self.evaluator = Evaluator(workspace, self.library, budget=Limits().file_budget(len(text)))
         self.resolver = _RecordingResolver(self)
         self.default_dtype = default
         self.fallback_mesh = pragmas.mesh[0] if pragmas.mesh else settings.default_mesh
