@@ -279,3 +279,18 @@ def test_the_only_mesh_of_the_workspace_serves_a_file_without_one(tmp_path: Path
     site = analyzer.analyze(str(model), model.read_text()).sites[0]
     assert site.shard_shape == (4, 4)
     assert site.mesh is not None and site.mesh.selection == "the only mesh in the workspace (train.py:2)"
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [("shape", []), ("(4, 2)", []), ("(8,)", ["SH102"])],
+)
+def test_an_unknown_mesh_shape_is_not_one_axis(shape: str, expected: list[str]) -> None:
+    """`make_mesh(shape, names)` with `shape` a parameter said the mesh had one size (-1) for two
+    names (SH102); how many sizes an unknown tuple has is unknown too."""
+    body = f"""
+class Trainer:
+    def build(self, shape):
+        self.mesh = jax.make_mesh({shape}, ("data", "model"))
+"""
+    assert [c for c in codes(analyze(HEAD + body)) if c.startswith("SH1")] == expected

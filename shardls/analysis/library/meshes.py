@@ -135,8 +135,11 @@ def _sizes(
     numpy's reshape fills it; `make_mesh`, `create_device_mesh` and `AbstractMesh` reject it.
     Floats are truncated silently by JAX, which is worth a word.
     """
-    items = value.items if isinstance(value, Seq) else (value,) if value is not None else None
-    if items is None:
+    if isinstance(value, Seq):
+        items = value.items
+    elif isinstance(value, Const):
+        items = (value,)
+    else:  # an unknown tuple (a parameter, a config value) has an unknown number of sizes
         return None
     sizes: list[int] = []
     unknown = 0
