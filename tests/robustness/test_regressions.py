@@ -221,4 +221,6 @@ def test_no_budget_error_escapes_an_evaluation_started_outside_a_question() -> N
     for _ in range(20):
         evaluator.evaluate(expression, frame)
     assert evaluator.budget_left == 0
-    assert evaluator.evaluate(expression, frame) == Unknown("the evaluation budget of this statement or file is used up")
+    assert evaluator.evaluate(expression, frame) == Unknown(
+        "the evaluation budget of this statement or file is used up"
+    )
