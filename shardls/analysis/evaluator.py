@@ -57,13 +57,13 @@ class Limits:
     """Nested expression depth (deeper expressions are Unknown, never a RecursionError)."""
     choices: int = 16
     """Most alternatives kept for one value (if/else chains)."""
-    statement_steps: int = 50_000
+    statement_steps: int = 40_000
     statement_steps_per_char: int = 8
     """Steps all the questions about one top-level statement may take together: this plus 8 per
     character of it. Hostile code then spends its own budget, not the next statement's."""
-    file_steps: int = 250_000
-    file_steps_per_char: int = 12
-    file_steps_cap: int = 3_000_000
+    file_steps: int = 150_000
+    file_steps_per_char: int = 10
+    file_steps_cap: int = 2_000_000
     """Steps all the questions about one file may take together: `file_steps` plus
     `file_steps_per_char` per character, at most `file_steps_cap`. Real code takes well under one
     step per character (0.1-0.3 measured); many nested comprehensions over rebound names made a
