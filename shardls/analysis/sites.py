@@ -172,8 +172,7 @@ class SiteBuilder:
             return _selected(
                 self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)"
             )
-        unknown_caller = visit.context.inside_function and visit.context.call_site is None
-        if sharding is not None and sharding.bare and not unknown_caller:
+        if sharding is not None and sharding.bare and not visit.context.unknown_caller:
             # In a function with no visible caller the mesh context is unknown: a caller elsewhere
             # may well run it under `jax.set_mesh`.
             self.report(

@@ -150,6 +150,13 @@ with jax.set_mesh(other):
     clash = pinned(jnp.ones((8, 4)))  # expect-error: SH211
 with mesh:
     legacy_context = no_mesh(jnp.ones((8, 4)))  # expect-error: SH202
+
+# Called by a function that only other files call, under a mesh of theirs: no error here.
+def generate(x):
+    return helper(x)
+
+def helper(x):
+    return no_mesh(x)
 """,
     # shard_map wrapped by jit, and applied inside a jitted function.
     "under_jit": """

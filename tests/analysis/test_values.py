@@ -294,3 +294,21 @@ class Trainer:
         self.mesh = jax.make_mesh({shape}, ("data", "model"))
 """
     assert [c for c in codes(analyze(HEAD + body)) if c.startswith("SH1")] == expected
+
+
+@pytest.mark.parametrize(("called", "expected"), [("", []), ("x = init(8)\n", ["SH202"])])
+def test_a_bare_spec_whose_mesh_a_caller_elsewhere_may_set_is_no_error(
+    called: str, expected: list[str]
+) -> None:
+    """`make_cache` has a visible caller, `init`, but `init`'s callers are in other files (as in
+    bonsai's qwen3 `init_cache`): only a chain that starts in this file without a mesh fails."""
+    body = """
+def make_cache(n):
+    return jnp.zeros((n, 8), out_sharding=P("data"))
+
+def init(n):
+    return make_cache(n)
+"""
+    assert [
+        c for c in codes(analyze(HEAD.replace("mesh = ", "other = ") + body + called)) if c == "SH202"
+    ] == expected

@@ -148,6 +148,8 @@ def _site_mesh(builder: SiteBuilder, app: Application, site: CallSite, span: Spa
         )
     if context is not None and not context.legacy:
         return replace(builder.mesh_fact(context.mesh), selection=context.how)
+    if site.visit.context.unknown_caller:  # a caller shardls cannot see may set the mesh
+        return builder.fallback_for(span)
     legacy = " (the deprecated `with mesh:` does not count)" if context is not None else ""
     builder.report(
         span,
