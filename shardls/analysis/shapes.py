@@ -201,7 +201,7 @@ def index_shape(shape: Shape, index: tuple[IndexItem, ...]) -> Shape | None:
 
 def _sliced(dim: Value, window: slice) -> Value:
     size = as_int(dim)
-    if size is None:
+    if size is None or size < 0:  # a negative size is an array JAX refuses to make
         everything = window.start is None and window.stop is None and window.step in (None, 1)
         return dim if everything else Unknown("a slice of a dimension of unknown size")
     start, stop, step = window.indices(size)

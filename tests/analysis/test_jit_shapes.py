@@ -145,3 +145,9 @@ def test_slicing_an_unknown_size_keeps_it_only_when_whole() -> None:
     assert shape == (batch, Const(4))
     sliced = index_shape((batch,), (slice(1, None),))
     assert sliced is not None and isinstance(sliced[0], Unknown)
+
+
+def test_slicing_a_negative_size_is_unknown_not_an_error() -> None:
+    """Found by the long fuzz run: `jnp.zeros((-3,))[1:]` made `slice.indices` raise."""
+    sliced = index_shape((Const(-3), Const(8)), (slice(1, None),))
+    assert sliced is not None and isinstance(sliced[0], Unknown) and sliced[1] == Const(8)
