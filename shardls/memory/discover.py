@@ -30,7 +30,7 @@ from shardls.core import FLOAT32, Mesh, resolve_mesh
 from shardls.memory.figures import mesh_label
 from shardls.memory.layout import Placement, lay_out
 from shardls.memory.model import ModelMemory, Models, ParamMemory
-from shardls.memory.resolve import ModelResolver, RawParam
+from shardls.memory.resolve import EXHAUSTED, ModelResolver, RawParam
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,10 @@ class _Sized:
         return not any(p.is_symbolic for p in self.model.params)
 
 
+MODELS_PER_BUDGET = 4
+"""Each model of a file may take a file's evaluation budget (`Limits.file_budget`), and all of
+them together this many: a heavy model does not starve the next one, and a file of many
+hostile models still ends in bounded time."""
 MAX_CANDIDATES = 8
 """Instantiations in other files resolved per class while looking for one that gives every size."""
 
@@ -155,7 +159,8 @@ class _FileModels:
             Const(self.device_count, origin=Origin("device count")), default, settings.x64
         )
         self.library = Library(environment)
-        self.evaluator = Evaluator(workspace, self.library, budget=Limits().file_budget(len(text)))
+        self.model_budget = Limits().file_budget(len(text))
+        self.evaluator = Evaluator(workspace, self.library, budget=MODELS_PER_BUDGET * self.model_budget)
         self.resolver = _RecordingResolver(self)
         self.default_dtype = default
         self.fallback_mesh = pragmas.mesh[0] if pragmas.mesh else settings.default_mesh
@@ -367,7 +372,10 @@ class _FileModels:
         cls_name = call.cls.name
         self.resolver.current = (call.context, f"{cls_name}'s {call.label.removeprefix('the ')}", call.line)
         try:
-            raws = self.resolver.resolve_class(call.cls, call.args, call.kwargs, call.frame)
+            with self.evaluator.budget(self.model_budget):
+                raws = self.resolver.resolve_class(call.cls, call.args, call.kwargs, call.frame)
+                if self.evaluator.budget_left == 0:
+                    self.resolver.note(EXHAUSTED)
         finally:
             self.resolver.current = None
         resolved = tuple(self.resolver.notes)

@@ -44,6 +44,7 @@ MAX_DEPTH = 10
 MAX_STEPS = 20_000
 """Layer calls, module constructions and loop iterations resolved per model (identical layers
 resolve once: the 70B example takes 13)."""
+EXHAUSTED = "the evaluation budget for this model is used up: what it did not reach is not counted"
 MAX_UNROLLED = 1024
 """Items of a comprehension, or iterations of a `for` loop, resolved one by one when their sizes
 depend on the loop."""
@@ -227,11 +228,15 @@ class ModelResolver:
         self.budget = MAX_STEPS
 
     def spend(self) -> bool:
-        """One layer, module or loop iteration more; False (with a note) once the budget is used
-        up, so that a model built in nested loops cannot take unbounded time."""
+        """One layer, module or loop iteration more; False (with a note) once the budget, or the
+        file's evaluation budget, is used up, so that a model built in nested loops cannot take
+        unbounded time."""
         self.budget -= 1
         if self.budget < 0:
             self.note(f"more than {MAX_STEPS} layers and modules to resolve: the rest is not counted")
+        elif self.evaluator.budget_left == 0:
+            self.note(EXHAUSTED)
+            return False
         return self.budget >= 0
 
     def is_module(self, cls: ClassInfo, frame: Frame) -> bool:
@@ -850,7 +855,8 @@ class _Body:
             scoped = replace(frame, locals=self.resolver.keep({**frame.locals, **dict(zip(names, values))}))
             params = self.expression(node.elt, scoped)
             if params is None:
-                return None
+                exhausted = self.evaluator.budget_left == 0  # what was resolved before still counts
+                return (found or None) if exhausted else None
             found += [p.under(f"[{index}]") for p in params]
         return found
 
