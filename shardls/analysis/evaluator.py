@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from shardls.analysis.facts import Span
-from shardls.analysis.scopes import Binding, ClassInfo, FunctionInfo, ModuleInfo, Scope, dotted_name
+from shardls.analysis.scopes import (
+    Binding,
+    ClassInfo,
+    FunctionInfo,
+    ModuleInfo,
+    Scope,
+    attribute_key,
+    dotted_name,
+)
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
@@ -408,8 +416,25 @@ class Evaluator:
         return self.lookup(node.id, frame, node)
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
+        if isinstance(node.value, ast.Name):
+            assigned = self.assigned_attribute(node.value.id, node.attr, frame)
+            if assigned is not None:
+                return assigned
         base = self.eval(node.value, frame)
         return self.attribute(base, node.attr, node, frame)
+
+    def assigned_attribute(self, name: str, attr: str, frame: Frame) -> Value | None:
+        """`name.attr` as assigned earlier in the same function or module (`cls.config =
+        Config.big()` in a test's `setUpClass`, then `Model(cls.config)`), whatever object
+        `name` holds; None when no such assignment reaches here."""
+        key = attribute_key(name, attr)
+        scope = frame.scope
+        if scope.kind == "class":
+            return None
+        if scope.module is not None and scope.kind == "module" and self.reads is not None:
+            self.reads.names.add((scope.module.path, key))
+        candidates = scope.lookup(key, frame.position)
+        return self.bindings_value(candidates, scope, frame) if candidates else None
 
     def _eval_BinOp(self, node: ast.BinOp, frame: Frame) -> Value:
         left = self.eval(node.left, frame)
@@ -622,7 +647,7 @@ class Evaluator:
     # -- names ------------------------------------------------------------------------------
 
     def lookup(self, name: str, frame: Frame, node: ast.AST | None = None) -> Value:
-        if name in frame.locals:
+        if name in frame.locals and not self._item_written(name, frame):
             return frame.locals[name]
         scope: Scope | None = frame.scope
         position = frame.position
@@ -640,6 +665,13 @@ class Evaluator:
         if name in _BUILTIN_NAMES:
             return Ref(f"builtins.{name}")
         return Unknown(f"{name!r} is not defined here", symbol=name)
+
+    def _item_written(self, name: str, frame: Frame) -> bool:
+        """Whether an item of the local `name` was written before here (`kwargs["x"] = v`): the
+        local's value then comes from that write, which starts from the local itself."""
+        if frame.position is None:
+            return False
+        return any(b.kind == "setitem" for b in frame.scope.lookup(name, frame.position))
 
     def bindings_value(self, candidates: tuple[Binding, ...], scope: Scope, frame: Frame | None) -> Value:
         reachable = [b for b in candidates if self._reachable(b, scope, frame)] or list(candidates)
@@ -712,6 +744,10 @@ class Evaluator:
             previous = self.lookup(binding.name, frame, binding.node)
             right = self.eval(binding.node.value, frame)
             return self.binop(type(binding.node.op), previous, right, binding.node, frame)
+        if kind == "setitem" and binding.target is not None and binding.value is not None:
+            previous = self.lookup(binding.name, frame, binding.node)
+            key = self.eval(binding.target.slice, frame)
+            return _with_item(previous, key, unpack(self.eval(binding.value, frame), binding.unpack))
         if kind == "def" and isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef):
             return FunctionV(
                 self.function_info(binding.node, frame.module, binding.segment, scope, scope.owner)
@@ -937,6 +973,28 @@ class Evaluator:
             values.append(self.eval(ret.value, inner))
         return values[0] if len(values) == 1 else self.choice(values)
 
+    def call_arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        """A call's positional and keyword argument values, each its own question: `*args` of
+        known length spread (else one unknown argument stands for them), `**kwargs` of known
+        string keys spread (else left out)."""
+        args: list[Value] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                spread = self.iterate(self.evaluate(arg.value, frame), frame)
+                args.extend(spread.items if isinstance(spread, Seq) else (Unknown("*args"),))
+            else:
+                args.append(self.evaluate(arg, frame))
+        kwargs: dict[str, Value] = {}
+        for keyword in call.keywords:
+            value = self.evaluate(keyword.value, frame)
+            if keyword.arg is not None:
+                kwargs[keyword.arg] = value
+            elif isinstance(value, DictV):
+                for key, item in zip(value.keys, value.values):
+                    if isinstance(key, Const) and isinstance(key.value, str):
+                        kwargs[key.value] = item
+        return args, kwargs
+
     def bind_arguments(
         self,
         info: FunctionInfo,
@@ -1155,6 +1213,30 @@ def _binop_symbol(op: type[ast.operator], left: Value, right: Value) -> str | No
 
     a, b = text(left), text(right)
     return f"{a}{sign}{b}" if a is not None and b is not None else None
+
+
+def _with_item(container: Value, key: Value, item: Value) -> Value:
+    """`container[key] = item` on a copy: a dict with a known key, or a list with a known index."""
+    if isinstance(container, DictV) and isinstance(key, Const):
+        keys, values = list(container.keys), list(container.values)
+        found = next((i for i, k in enumerate(keys) if isinstance(k, Const) and k.value == key.value), None)
+        if found is None:
+            keys.append(key)
+            values.append(item)
+        else:
+            values[found] = item
+        return DictV(tuple(keys), tuple(values))
+    index = as_int(key)
+    if (
+        isinstance(container, Seq)
+        and container.is_list
+        and index is not None
+        and -len(container.items) <= index < len(container.items)
+    ):
+        items = list(container.items)
+        items[index] = item
+        return Seq(tuple(items), True)
+    return Unknown("an item written to a value of unknown contents")
 
 
 __all__ = ["BudgetExceeded", "Evaluator", "Frame", "Limits", "dotted_name"]

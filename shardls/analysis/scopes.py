@@ -30,7 +30,8 @@ def _called_names(text: str) -> frozenset[str]:
 class Binding:
     name: str
     kind: str
-    """assign | annotation | augassign | def | class | import | importfrom | for | with | param | except"""
+    """assign | annotation | augassign | setitem | def | class | import | importfrom | for | with |
+    param | except"""
     node: ast.AST
     """The statement (or def/class/alias/arg) that binds the name."""
     value: ast.expr | None
@@ -44,6 +45,8 @@ class Binding:
     guards: tuple[tuple[ast.If, bool], ...] = ()
     """The `if` branches this binding reaches through (the if statement and which branch): when a
     test can be decided, the bindings of the branch not taken are dropped."""
+    target: ast.Subscript | None = None
+    """For `setitem`: the item written (`kwargs["shd_cfg"] = ...` rebinds `kwargs` with it)."""
 
     @property
     def line(self) -> int:
@@ -155,6 +158,8 @@ class _ScopeBuilder:
             if isinstance(stmt.target, ast.Name):
                 kind = "assign" if stmt.value is not None else "annotation"
                 self.bind(Binding(stmt.target.id, kind, stmt, stmt.value, segment, order))
+            elif stmt.value is not None:
+                self.target(stmt.target, "assign", stmt, stmt.value, segment, order, ())
         elif isinstance(stmt, ast.AugAssign):
             if isinstance(stmt.target, ast.Name):
                 self.bind(Binding(stmt.target.id, "augassign", stmt, stmt.value, segment, order))
@@ -235,6 +240,14 @@ class _ScopeBuilder:
     ) -> None:
         if isinstance(target, ast.Name):
             self.bind(Binding(target.id, kind, stmt, value, segment, order, path))
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # `cls.config = Config.big()` then `Model(cls.config)`: read back as the name
+            # `cls.config` (see `Evaluator.assigned_attribute`).
+            self.bind(
+                Binding(attribute_key(target.value.id, target.attr), kind, stmt, value, segment, order, path)
+            )
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.bind(Binding(target.value.id, "setitem", stmt, value, segment, order, path, target=target))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for i, element in enumerate(target.elts):
                 if isinstance(element, ast.Starred):
@@ -430,6 +443,11 @@ class ClassInfo:
                     ):
                         found.setdefault(args[1].value, []).append((method, ast.Expr(node)))
         return found
+
+
+def attribute_key(name: str, attr: str) -> str:
+    """The binding name of an attribute assigned on a name (`self.mesh = ...`)."""
+    return f"{name}.{attr}"
 
 
 def dotted_name(node: ast.AST) -> str:

@@ -127,6 +127,26 @@ class Plain:
         self.width = width * depth
 
 
+def with_overrides(**kwargs):
+    kwargs["vocab"] = 64
+    return Config(**kwargs)
+
+
+def written(n):
+    sizes = {"rows": n}
+    sizes["cols"] = 2 * n
+    dims = [0, 0]
+    dims[-1] = sizes["cols"]
+    return (sizes["rows"], dims[1])
+
+
+class Holder:
+    @classmethod
+    def setup(cls):
+        cls.config = Config.big()
+        return (cls.config.d_model, 8)
+
+
 @dataclasses.dataclass
 class Outer:
     inner: Config = dataclasses.field(default_factory=Config)
@@ -143,6 +163,9 @@ class Outer:
         ("(Shape(64).rows, Shape(64).cols)", (32, 16)),
         ("(Plain(8).width, 8)", (12, 8)),
         ("(Outer().inner.d_model, 8)", (256, 8)),
+        ("(with_overrides(d_model=32).vocab, 8)", (32, 8)),
+        ("written(16)", (8, 32)),
+        ("Holder.setup()", (512, 8)),
     ],
 )
 def test_configs(expression: str, expected: tuple[int, ...] | None) -> None:
