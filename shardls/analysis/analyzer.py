@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from shardls.analysis.evaluator import Evaluator, Frame, Limits, Reads
+from shardls.analysis.evaluator import Evaluator, Limits, Reads
 from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, Span
 from shardls.analysis.library import CallArgs, Environment, Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
@@ -24,7 +24,7 @@ from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
-from shardls.analysis.values import Const, DictV, Origin, Seq, Unknown, Value, alternatives, options
+from shardls.analysis.values import Const, Origin, alternatives, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace, too_large
 from shardls.core import Severity, parse_dtype
@@ -372,7 +372,7 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     if recognizer is None:
         return
     evaluator = builder.evaluator
-    args, kwargs = _arguments(evaluator, visit)
+    args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome.
     for combination in alternatives(args + [kwargs[name] for name in names]):
@@ -382,30 +382,6 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
             evaluator, builder.library, qualname, chosen_args, chosen_kwargs, visit.call, visit.frame
         )
         recognizer(builder, visit, call)
-
-
-def _arguments(evaluator: Evaluator, visit: Visit) -> tuple[list[Value], dict[str, Value]]:
-    frame: Frame = visit.frame
-    args: list[Value] = []
-    for arg in visit.call.args:
-        if isinstance(arg, ast.Starred):
-            spread = evaluator.iterate(evaluator.evaluate(arg.value, frame), frame)
-            if isinstance(spread, Seq):
-                args.extend(spread.items)
-            else:
-                args.append(Unknown("*args"))
-            continue
-        args.append(evaluator.evaluate(arg, frame))
-    kwargs: dict[str, Value] = {}
-    for keyword in visit.call.keywords:
-        value = evaluator.evaluate(keyword.value, frame)
-        if keyword.arg is not None:
-            kwargs[keyword.arg] = value
-        elif isinstance(value, DictV):
-            for key, item in zip(value.keys, value.values):
-                if isinstance(key, Const) and isinstance(key.value, str):
-                    kwargs[key.value] = item
-    return args, kwargs
 
 
 def _device_count(pragmas: Pragmas, settings: Settings) -> DeviceCount:

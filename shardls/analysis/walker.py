@@ -18,7 +18,7 @@ from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
 from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
 from shardls.analysis.source import Segment
-from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Seq, Value, options
+from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Value, options
 
 MAX_CONTEXTS = 4
 MAX_CALLER_DEPTH = 2
@@ -268,7 +268,7 @@ class Walker:
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
             if not any(_is_same(option, info, owner) for option in options(func)):
                 continue
-            args, kwargs = self.arguments(visit.call, visit.frame)
+            args, kwargs = self.evaluator.call_arguments(visit.call, visit.frame)
             # A constructor call passes no `self`: the first argument binds the second parameter.
             receiver = InstanceV(owner, (), visit.call) if owner is not None else None
             locals_ = self.evaluator.bind_arguments(info, args, kwargs, receiver, visit.frame)
@@ -281,19 +281,6 @@ class Walker:
             if len(found) >= MAX_CONTEXTS:
                 break
         return found
-
-    def arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
-        """A call's positional and keyword argument values (unknown `*args` are left out)."""
-        args: list[Value] = []
-        for arg in call.args:
-            if isinstance(arg, ast.Starred):
-                spread = self.evaluator.iterate(self.evaluator.evaluate(arg.value, frame), frame)
-                if isinstance(spread, Seq):
-                    args.extend(spread.items)
-                continue
-            args.append(self.evaluator.evaluate(arg, frame))
-        kwargs = {k.arg: self.evaluator.evaluate(k.value, frame) for k in call.keywords if k.arg is not None}
-        return args, kwargs
 
     # -- contexts ----------------------------------------------------------------------------
 
@@ -376,7 +363,7 @@ class Walker:
             return self._set_mesh_statement(call, frame)
         if name not in self.mesh_setters:
             return None
-        args, kwargs = self.arguments(call, frame)
+        args, kwargs = self.evaluator.call_arguments(call, frame)
         for callee in options(self.evaluator.evaluate(call.func, frame)):
             for info, locals_ in self._bodies_run(callee, args, kwargs, call, frame):
                 inner = Frame(info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1)

@@ -753,7 +753,7 @@ class _Body:
                 layer = self.resolver.inherited_layer(option.cls, frame)
                 if layer is not None and self.resolver.init_of(option.cls, frame) is None:
                     return self._layer(layer, node, frame, layer_params)
-                args, kwargs = self._arguments(node, frame)
+                args, kwargs = self.evaluator.call_arguments(node, frame)
                 return self.resolver.resolve_class(
                     option.cls, args, kwargs, frame, self.stack, self.depth + 1
                 )
@@ -789,7 +789,7 @@ class _Body:
     ) -> list[RawParam]:
         if not self.resolver.spend():
             return []
-        args, kwargs = self._arguments(node, frame)
+        args, kwargs = self.evaluator.call_arguments(node, frame)
         call = CallArgs(self.evaluator, self.resolver.library, qualname, args, kwargs, node, frame)
         levels = self.stack.levels if self.stack is not None else ()
         line = frame.line_of(node)
@@ -807,7 +807,7 @@ class _Body:
         returns = [r for r in info.returns if r.value is not None]
         if not returns or frame.call_depth >= self.evaluator.limits.call_depth:
             return None
-        args, kwargs = self._arguments(node, frame)
+        args, kwargs = self.evaluator.call_arguments(node, frame)
         bound = self.evaluator.bind_arguments(info, args, kwargs, None, frame)
         nested = info.parent is self.init.scope
         defined = frame if nested else Frame(info.module, info.parent, info.segment, None)
@@ -859,17 +859,6 @@ class _Body:
                 return (found or None) if exhausted else None
             found += [p.under(f"[{index}]") for p in params]
         return found
-
-    def _arguments(self, node: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
-        evaluate = self.evaluator.evaluate
-        args: list[Value] = []
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                spread = self.evaluator.iterate(evaluate(arg.value, frame), frame)
-                args.extend(spread.items if isinstance(spread, Seq) else ())
-            else:
-                args.append(evaluate(arg, frame))
-        return args, {k.arg: evaluate(k.value, frame) for k in node.keywords if k.arg is not None}
 
 
 def _joined(

@@ -845,7 +845,7 @@ def _wrapped_calls(
         outer = next(
             (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is visit.call), None
         )
-        args, kwargs = walker.arguments(outer, visit.frame) if outer is not None else ([], {})
+        args, kwargs = walker.evaluator.call_arguments(outer, visit.frame) if outer is not None else ([], {})
         locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
         stacked = stacked_context(evaluator, info, defined, locals_, visit.context.stacked, wrapper)
         where = f"nnx.{transform}({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"

@@ -254,7 +254,7 @@ def _called_value(evaluator: Evaluator, app: Application, visit: Visit) -> Value
 
 
 def _site(walker: Walker, visit: Visit, receiver: Value | None) -> CallSite:
-    args, kwargs = walker.arguments(visit.call, visit.frame)
+    args, kwargs = walker.evaluator.call_arguments(visit.call, visit.frame)
     starred = next((i for i, a in enumerate(visit.call.args) if isinstance(a, ast.Starred)), None)
     nodes = tuple(a if starred is None or i < starred else None for i, a in enumerate(visit.call.args))
     nodes += (None,) * (len(args) - len(nodes))
@@ -513,7 +513,7 @@ def _applied(walker: Walker, visit: Visit) -> Iterator[Application]:
     func = evaluator.evaluate(visit.call.func, visit.frame)
     for option in options(func):
         if isinstance(option, Ref) and option.qualname in (*WRAPPER_PARAMETERS, "functools.partial"):
-            args, kwargs = walker.arguments(visit.call, visit.frame)
+            args, kwargs = walker.evaluator.call_arguments(visit.call, visit.frame)
             app = application_of(evaluator, visit, option.qualname, args, kwargs)
             if app is not None:
                 yield app
