@@ -111,6 +111,23 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+PROJECT_MARKERS = (PYPROJECT, "setup.py", "setup.cfg", ".git")
+
+
+def workspace_root(path: Path, config: Config) -> Path:
+    """Where imports are resolved from and other files are searched: the configuration file's
+    folder, else the nearest folder above that looks like a project's root (so that
+    `from pkg.models import modeling` resolves when one file of `pkg/models/` is checked), else
+    the file's folder."""
+    if config.root is not None:
+        return config.root.resolve()
+    folder = (path if path.is_dir() else path.parent).resolve()
+    return next(
+        (c for c in (folder, *folder.parents) if any((c / marker).exists() for marker in PROJECT_MARKERS)),
+        folder,
+    )
+
+
 def config_for(start: Path) -> Config:
     """The configuration that applies to a file or folder: the nearest file's, or the defaults."""
     path = find_config(start)

@@ -20,7 +20,7 @@ from shardls.cli.output import FORMATS, LAYOUT_FORMATS, OutputOptions
 from shardls.cli.output.statistics import FORMATS as STATISTICS_FORMATS
 from shardls.cli.output.statistics import write_statistics
 from shardls.cli.settings_args import add_settings_arguments, config_and_layer
-from shardls.config import merge_settings
+from shardls.config import merge_settings, workspace_root
 from shardls.core import Severity
 from shardls.files import discover, display_path
 from shardls.globs import PatternSet
@@ -96,7 +96,7 @@ def _jobs(args: argparse.Namespace) -> list[CheckJob]:
         exclude = [cli_exclude]
         if config.root is not None:
             exclude.append(PatternSet.parse(config.root, config.exclude))
-        roots = (config.root or (path if path.is_dir() else path.parent)).resolve()
+        roots = workspace_root(path, config)
         for file in discover([path], exclude):
             jobs.setdefault(file, CheckJob(file, display_path(file), settings, (roots,)))
     return sorted(jobs.values(), key=lambda job: job.display)

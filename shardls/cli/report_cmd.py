@@ -20,7 +20,15 @@ from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
 from shardls.cli.settings_args import add_mesh_arguments
-from shardls.config import Config, ConfigError, SettingsLayer, config_for, merge_settings, parse_bytes
+from shardls.config import (
+    Config,
+    ConfigError,
+    SettingsLayer,
+    config_for,
+    merge_settings,
+    parse_bytes,
+    workspace_root,
+)
 from shardls.core import parse_dtype
 from shardls.memory.compare import mismatches
 from shardls.memory.discover import factory_rules, file_models
@@ -78,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     static: list[ModelMemory] = []
     if path is not None or (exact is not None and args.compare):
         file = path or Path(exact.path if exact is not None else "")
-        static = _static(file, only, settings, config.root)
+        static = _static(file, only, settings, workspace_root(file, config))
     status = EXIT_OK
     if exact is not None:
         sys.stdout.write(render([exact], options, args.output_format))
@@ -125,14 +133,14 @@ def _settings(args: argparse.Namespace, config: Config) -> Settings:
     return merge_settings(config.layer, layer)
 
 
-def _static(path: Path, only: str | None, settings: Settings, root: Path | None) -> list[ModelMemory]:
-    """The file's models; the workspace (other files that instantiate them, imports) is the
-    configuration file's folder, else the file's, as for `shardls check`."""
+def _static(path: Path, only: str | None, settings: Settings, root: Path) -> list[ModelMemory]:
+    """The file's models; the workspace (other files that instantiate them, imports) is
+    `workspace_root`'s, as for `shardls check`."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"{path}: cannot read it ({error})") from None
-    workspace = Workspace([(root or path.parent).resolve()])
+    workspace = Workspace([root])
     models = file_models(workspace, str(path), text, settings, only).models
     if only is not None and not models:
         raise UsageError(f"{path}: no nnx.Module named {only}")

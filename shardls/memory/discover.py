@@ -166,7 +166,9 @@ class _FileModels:
         self.fallback_mesh = pragmas.mesh[0] if pragmas.mesh else settings.default_mesh
         self.classes = self._classes()
         self.targets = self.classes if targets is None else list(targets)
-        pattern = _calls_of(self.targets)
+        self.imported = targets is None
+        """Also instantiations of model classes imported from other files (`train.py`)."""
+        pattern = _CLASS_CALL if self.imported else _calls_of(self.targets)
         self.walker = Walker(self.evaluator, self.module, pattern, pattern)
         self._instances: dict[int, _Sized] = {}
         self._called: dict[int, _Sized] = {}
@@ -198,8 +200,9 @@ class _FileModels:
         return found
 
     def _instantiations(self) -> list[_Instantiation]:
-        """Calls of the target classes, those outside another model's `__init__` first."""
-        if not self.targets:
+        """Calls of the target classes (and of imported models, see `imported`), those outside
+        another model's `__init__` first."""
+        if not self.targets and not self.imported:
             return []
         nodes = {id(c.node): c for c in self.targets}
         models = {id(c.node): c for c in (*self.classes, *self.targets)}
@@ -209,14 +212,10 @@ class _FileModels:
             if id(visit.call) in seen:
                 continue
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
-            cls = next(
-                (
-                    nodes[id(o.cls.node)]
-                    for o in options(func)
-                    if isinstance(o, ClassV) and id(o.cls.node) in nodes
-                ),
-                None,
-            )
+            classes = [o.cls for o in options(func) if isinstance(o, ClassV)]
+            cls = next((nodes[id(c.node)] for c in classes if id(c.node) in nodes), None)
+            if cls is None and self.imported:
+                cls = next((c for c in classes if self.resolver.is_module(c, visit.frame)), None)
             if cls is None:
                 continue
             seen.add(id(visit.call))
@@ -335,7 +334,7 @@ class _FileModels:
     def _call_of(self, inst: _Instantiation, where: str | None = None) -> _Call:
         """An instantiation as a call; `where` names its file when it is not the one reported."""
         visit = inst.visit
-        args, kwargs = self.walker.arguments(visit.call, visit.frame)
+        args, kwargs = self.evaluator.call_arguments(visit.call, visit.frame)
         line = visit.frame.line_of(visit.call)
         place = f"{where}:{line + 1}" if where else f"line {line + 1}"
         return _Call(
@@ -457,6 +456,10 @@ def _is_test_file(path: str) -> bool:
         or name == "conftest.py"
         or bool(parts & {"tests", "test"})
     )
+
+
+_CLASS_CALL = re.compile(r"\b[A-Z]\w*\s*\(")
+"""Text that may construct a class (by convention capitalized): where imported models are built."""
 
 
 def _calls_of(classes: Sequence[ClassInfo]) -> re.Pattern[str]:

@@ -23,6 +23,7 @@ CASES = [
     ("vmapped.py", "vmapped:make_model", "data=2,model=4", None, 1),
     ("scanned.py", "scanned:make_model", "data=2,model=4", None, 0),
     ("subclassed.py", "subclassed:make_model", "data=2,model=4", None, 0),
+    ("presets.py", "presets:make_model", "fsdp=4,tp=2", None, 0),
 ]
 
 

@@ -140,3 +140,20 @@ def test_a_call_that_gives_every_size_wins_and_scripts_come_before_tests(project
         TRAIN.replace("Config.big()", "Config(d_model=8, d_ff=16, n_layers=5)")
     )
     assert net() == (5 * 8 * 16, "sizes from the instantiation at ../zz_script.py:9")
+
+
+def test_a_script_reports_the_models_it_builds_from_imported_classes(project: Path) -> None:
+    train = project / "train.py"
+    (net,) = file_models(Workspace([project]), str(train), TRAIN, Settings()).models
+    assert (net.name, net.class_name, net.instantiation, net.line) == ("net", "Net", True, 8)
+    assert (net.param_count, net.mesh_text) == (32 * 4096 * 16384, "fsdp=8")
+
+
+def test_without_a_config_file_the_project_root_is_the_workspace(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`from pkg.model import Net` in train.py resolves only from the project's root, which a
+    setup.py (or pyproject.toml, .git) marks when no configuration file does."""
+    (project / "setup.py").write_text("")
+    result = run(capsys, "report", str(project / "pkg" / "model.py::Net"), "--output-format", "json")
+    assert '"param_count": 2147483648' in result.out
