@@ -9,6 +9,7 @@ Measurements behind this choice are in docs/architecture.md.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ class SegmentParser:
         text = text.removeprefix("\ufeff")
         lines = tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
         segments: list[Segment] = []
-        starts = _segment_starts(lines)
+        starts = _segment_starts(lines, _inside_strings(text))
         merge_budget = _MERGE_BUDGET * len(text) + 100_000
         i = 0
         while i < len(starts):
@@ -133,7 +134,39 @@ class SegmentParser:
         return parsed
 
 
-def _segment_starts(lines: tuple[str, ...]) -> list[int]:
+_TOKENS = re.compile(
+    "|".join(
+        (
+            r'"""(?:\\.|[^\\])*?"""',  # triple-quoted strings, across lines
+            r"'''(?:\\.|[^\\])*?'''",
+            r'"(?:\\.|[^"\\\n])*"?',  # one-line strings, closed or not
+            r"'(?:\\.|[^'\\\n])*'?",
+            r"#[^\n]*",  # comments
+        )
+    ),
+    re.DOTALL,
+)
+"""Strings and comments, in the order Python's tokenizer meets them, so that quotes inside
+comments and `#` inside strings are read as it reads them."""
+
+
+def _inside_strings(text: str) -> frozenset[int]:
+    """Lines that continue a closed triple-quoted string (a long module docstring): a column-0
+    line there starts no statement. An unclosed one (being typed) is ignored, so that it does
+    not swallow the rest of the file."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    inside: set[int] = set()
+    line = position = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[:3] in ('"""', "'''") and len(token) >= 6 and "\n" in token:
+            line += text.count("\n", position, match.start())
+            position = match.start()
+            inside.update(range(line + 1, line + token.count("\n") + 1))
+    return frozenset(inside)
+
+
+def _segment_starts(lines: tuple[str, ...], inside_strings: frozenset[int] = frozenset()) -> list[int]:
     """Lines that may begin a top-level statement; decorators stay with what they decorate."""
     starts: list[int] = []
     previous_decorator = False
@@ -141,6 +174,7 @@ def _segment_starts(lines: tuple[str, ...]) -> list[int]:
         first = line[:1]
         if (
             not first
+            or number in inside_strings
             or first in " \t#)]}\f"
             or line.startswith(_CONTINUATION_STARTS)
             and _is_keyword_start(line)

@@ -70,6 +70,29 @@ def test_column_zero_text_inside_a_string_does_not_split_the_statement() -> None
     assert parsed.errors == []
 
 
+def test_a_long_module_docstring_is_one_statement() -> None:
+    """Found on google/tunix: a docstring with more column-0 lines than re-joining allows (12)
+    was read as a run of broken statements, each an SH209."""
+    body = "".join(f"line {i}: `2x2x4`, 4i x 4j, it's\n" for i in range(40))
+    parsed = SegmentParser().parse('"""Title.\n' + body + '"""\nimport jax\n')
+    assert parsed.errors == []
+    assert [type(stmt).__name__ for seg in parsed.segments for stmt in seg.body] == ["Expr", "Import"]
+
+
+def test_quotes_in_comments_and_hashes_in_strings_are_read_as_python_reads_them() -> None:
+    text = "# don't\nx = '#'  # \"\"\"\ny = '''\nz = 1\n''' + \"'''\"\nw = 2\n"
+    parsed = SegmentParser().parse(text)
+    assert parsed.errors == []
+    assert [type(stmt).__name__ for seg in parsed.segments for stmt in seg.body] == ["Assign"] * 3
+
+
+def test_an_unclosed_docstring_being_typed_does_not_swallow_the_file() -> None:
+    source = textwrap.dedent(GOOD).replace("class Config:", '"""Started typing\nclass Config:', 1)
+    sites, _ = _facts(source)
+    good_sites, _ = _facts(GOOD)
+    assert {(name, shape) for name, _, shape in sites} == {(name, shape) for name, _, shape in good_sites}
+
+
 def test_segments_are_reused_after_an_edit_elsewhere() -> None:
     parser = SegmentParser()
     first = parser.parse("a = 1\n\nb = 2\n\nc = 3\n")
