@@ -190,6 +190,9 @@ class ArrayV(Value):
     shape: tuple[Value, ...] | None
     dtype: DType | None = None
     sharding: ShardingV | None = None
+    placed: bool = False
+    """The sharding comes from `device_put`, `with_sharding_constraint` or `reshard`, whose own
+    site checks it (not from `out_sharding=` when the array was made)."""
 
 
 @dataclass(frozen=True)

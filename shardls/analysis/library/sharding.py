@@ -63,7 +63,9 @@ def _placed(call: CallArgs) -> Value | None:
     target = sharding_of(call.get(1, "device", "shardings", "out_shardings"))
     if not isinstance(array, ArrayV):
         return None
-    return ArrayV(array.shape, array.dtype, target or array.sharding)
+    return ArrayV(
+        array.shape, array.dtype, target or array.sharding, placed=target is not None or array.placed
+    )
 
 
 @calls("jax.set_mesh", "jax.sharding.use_abstract_mesh")

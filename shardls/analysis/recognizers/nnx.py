@@ -260,6 +260,9 @@ class Annotation:
     created_sharded: bool = False
     """JAX's `out_sharding` on the initializer (explicit mode), not Flax metadata: the array is
     created with this layout, and neither Flax's mesh lookup nor logical rules apply."""
+    existing: bool = False
+    """The parameter wraps an array placed elsewhere (`nnx.Param(jax.device_put(x, s))`): its
+    layout is that array's, and the placing site checked it."""
 
 
 def _annotation(
@@ -325,10 +328,12 @@ def _param_annotation(call: CallArgs) -> Annotation | None:
     )
 
 
-def _created_sharded(sharding: Value, source: str, call: CallArgs) -> Annotation:
+def _created_sharded(sharding: Value, source: str, call: CallArgs, existing: bool = False) -> Annotation:
     keyword = call.arg_node(None, source) if source else None
     span = call.frame.span(keyword) if keyword is not None else None
-    return Annotation(sharding, None, None, True, source or "out_sharding", span, created_sharded=True)
+    return Annotation(
+        sharding, None, None, True, source or "out_sharding", span, created_sharded=True, existing=existing
+    )
 
 
 def _first_given(call: CallArgs, keys: tuple[str, ...]) -> tuple[str | None, int]:
@@ -444,7 +449,7 @@ def variable_param(call: CallArgs) -> LayerParam:
     array = value if isinstance(value, ArrayV) else ArrayV(() if isinstance(value, Const) else None)
     annotation = _param_annotation(call)
     if annotation is None and array.sharding is not None:
-        annotation = _created_sharded(array.sharding, "", call)
+        annotation = _created_sharded(array.sharding, "", call, existing=array.placed)
     return LayerParam("", array.shape, array.dtype, annotation)
 
 
@@ -473,7 +478,11 @@ def _add_params(builder: SiteBuilder, visit: Visit, call: CallArgs, params: list
                 ),
             )
         for spec, sharding in spec_options(param.annotation):
-            if param.annotation.created_sharded:
+            if param.annotation.existing:  # laid out as the array is; its checks were made before
+                own = sharding if sharding is not None and sharding.mesh is not None else None
+                mesh = builder.select_mesh(own, visit, UsageContext.SHARD_SHAPE, spec.span or span)
+                _add_param(builder, visit, span, param, spec, mesh, (), UsageContext.SHARD_SHAPE)
+            elif param.annotation.created_sharded:
                 target = sharding or ShardingV(spec, None, bare=True)
                 mesh = builder.select_mesh(target, visit, UsageContext.RESHARD, spec.span or span)
                 _add_param(builder, visit, span, param, spec, mesh, (), UsageContext.RESHARD)
@@ -531,7 +540,8 @@ def _add_param(
         assumptions=(*notes, *stack_notes),
         spec_span=written.span or annotation.keyword_span,
         superseded=lambda p: (
-            (p.code == "SH005" and p.data.get("axis") in translation.unmapped)
+            annotation.existing
+            or (p.code == "SH005" and p.data.get("axis") in translation.unmapped)
             or (p.code == "SH002" and rank_problem is not None)
         ),
     )
