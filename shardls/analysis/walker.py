@@ -166,12 +166,19 @@ class Walker:
                 mesh = self._mesh_set_by(stmt, here)
                 if mesh is not None:
                     context = replace(context, meshes=context.meshes + (mesh,))
-                for block in self._taken_blocks(stmt, here):
+                blocks = self._taken_blocks(stmt, here)
+                for block in blocks:
                     yield from self._statements(block, frame, context, scope, search)
+                if isinstance(stmt, (ast.Raise, ast.Return)) or (
+                    isinstance(stmt, ast.If) and len(blocks) == 1 and _leaves(blocks[0])
+                ):
+                    return  # what follows does not run here
 
     def _taken_blocks(self, stmt: ast.stmt, frame: Frame) -> list[list[ast.stmt]]:
         """The nested blocks that can run: an `if` whose test is decided here runs one branch
-        (`place(x, fsdp=True)` only reaches the `if fsdp:` body)."""
+        (`place(x, fsdp=True)` only reaches the `if fsdp:` body). A decided branch that raises
+        or returns ends the block it is in (`if n * m != jax.device_count(): raise ...` guards
+        the mesh below it)."""
         if isinstance(stmt, ast.If):
             truth = truthiness(self.evaluator.evaluate(stmt.test, frame))
             if truth is not None:
@@ -517,6 +524,11 @@ def _own_expressions(stmt: ast.stmt) -> list[ast.AST]:
     if isinstance(stmt, ast.Match):
         return [stmt.subject]
     return [stmt]
+
+
+def _leaves(block: list[ast.stmt]) -> bool:
+    """Whether running `block` always ends in `raise` or `return`."""
+    return bool(block) and isinstance(block[-1], (ast.Raise, ast.Return))
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:

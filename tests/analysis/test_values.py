@@ -335,3 +335,21 @@ def init(n):
     assert [
         c for c in codes(analyze(HEAD.replace("mesh = ", "other = ") + body + called)) if c == "SH202"
     ] == expected
+
+
+@pytest.mark.parametrize(("guard", "expected"), [("!=", []), ("==", ["SH105"])])
+def test_a_decided_branch_that_raises_ends_the_block(guard: str, expected: list[str]) -> None:
+    """Found on google/tunix: `if fsdp * tp != jax.device_count(): raise ...` guards the mesh
+    below it; with the defaults (2, 1) on 8 devices the mesh is never built, so no SH105."""
+    body = f"""
+from jax.experimental import mesh_utils
+
+def create(fsdp, tp):
+    if fsdp * tp {guard} jax.device_count():
+        raise ValueError("the mesh must use every device")
+    devices = mesh_utils.create_device_mesh((fsdp, tp), jax.devices())
+    return jax.sharding.Mesh(devices, ("fsdp", "tp"))
+
+training_mesh = create(2, 1)
+"""
+    assert [c for c in codes(analyze(HEAD + body)) if c.startswith("SH1")] == expected
