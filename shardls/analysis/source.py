@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -223,6 +224,10 @@ def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
 
 def _describe(error: BaseException) -> str:
     if isinstance(error, SyntaxError):
+        if sys.version_info < (3, 12) and error.msg.startswith("f-string"):
+            # PEP 701 f-strings (quotes, backslashes, comments inside) parse only from 3.12 on.
+            python = f"{sys.version_info.major}.{sys.version_info.minor}"
+            return f"syntax error: {error.msg} (valid from Python 3.12; shardls runs on Python {python})"
         return f"syntax error: {error.msg}"
     if isinstance(error, RecursionError):
         return "expression nested too deeply to parse"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 from analysis_helpers import analyze
@@ -106,3 +107,19 @@ def test_hostile_text_parses_to_errors_not_exceptions() -> None:
     for text in ("\ufeffimport jax\r\nx = 1\r", "(" * 5000, "def f(:\n", "\x00\x01garbage", ""):
         parsed = SegmentParser().parse(text)
         assert isinstance(parsed.errors, list)
+
+
+def test_newer_f_string_syntax_says_which_python_reads_it() -> None:
+    """Found on google/tunix: PEP 701 f-strings are valid Python 3.12; the parser is the running
+    Python's, and the warning says so rather than calling the user's code broken."""
+    parsed = SegmentParser().parse(r"""x = f"{'\n'.join(names)}"
+""")
+    errors = [message for _, message in parsed.errors]
+    if sys.version_info >= (3, 12):
+        assert errors == []
+    else:
+        python = f"3.{sys.version_info.minor}"
+        assert errors == [
+            "syntax error: f-string expression part cannot include a backslash "
+            f"(valid from Python 3.12; shardls runs on Python {python})"
+        ]
