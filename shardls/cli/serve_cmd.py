@@ -51,7 +51,9 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     # Start-up allocates a few hundred thousand objects that live as long as the server
     # (lsprotocol's types above all): collecting them is wasted time before the editor's first
-    # answer, and frozen afterwards they are never scanned again by the cyclic collector.
+    # answer, and frozen afterwards they are never scanned again by the cyclic collector. The
+    # price: start-up's own cyclic garbage (~3 MiB) is frozen too; one collection to free it
+    # costs ~50 ms, a sixth of the start.
     gc.disable()
     try:
         return _serve(args)
