@@ -57,6 +57,8 @@ def _joined(pieces: Iterable[str]) -> str:
 def _range_label(indices: tuple[str, ...]) -> str:
     if indices == tuple(f"[{i}]" for i in range(len(indices))):
         return f"[0..{len(indices) - 1}]"
+    if set(indices) == {"[*]"}:  # copies whose indices are unknown: the row's count says how many
+        return "[*]"
     return "[" + ",".join(index.strip("[]") for index in indices) + "]"
 
 
