@@ -268,6 +268,12 @@ class Evaluator:
         """Steps left of the budgets in force (None: unbounded); 0 once one ran out."""
         return min(self._pools, default=None)
 
+    def spend(self, steps: int) -> bool:
+        """Charge work done between questions (the walker's) to the budgets in force, so that
+        they bound all the work on a statement or file; False once one is used up."""
+        self._pools[:] = [max(0, left - steps) for left in self._pools]
+        return not self._pools or min(self._pools) > 0
+
     @contextlib.contextmanager
     def budget(self, steps: int) -> Iterator[None]:
         """Questions asked inside take at most `steps` steps together (and what is left of any

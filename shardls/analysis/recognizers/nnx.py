@@ -16,7 +16,6 @@ the loop. Parameters without an annotation get no site: nothing decides their la
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -48,6 +47,7 @@ from shardls.analysis.walker import (
     Visit,
     Walker,
     body_contexts,
+    first_arguments,
     target_name,
 )
 from shardls.core import FLOAT32, DType, MeshConstructor, PartitionSpec, Problem, Severity, UsageContext
@@ -541,6 +541,7 @@ def _add_param(
         spec_span=written.span or annotation.keyword_span,
         superseded=lambda p: (
             annotation.existing
+            or not annotation.eager  # metadata only: nothing is laid out here, JAX checks nothing
             or (p.code == "SH005" and p.data.get("axis") in translation.unmapped)
             or (p.code == "SH002" and rank_problem is not None)
         ),
@@ -827,17 +828,10 @@ def _vmapped_body(
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
             found.append((locals_, replace(caller, stacked=stacked)))
     for transform in _STACKING:
-        if _named_by_call(walker, transform, info.name):
+        if info.name in first_arguments(walker.module, transform):
             found += _wrapped_calls(walker, transform, info, frame, depth)
     closure = {name: value for name, value in frame.locals.items() if name not in info.scope.final}
     return [({**closure, **locals_}, caller) for locals_, caller in found]
-
-
-def _named_by_call(walker: Walker, transform: str, name: str) -> bool:
-    """A cheap text test before walking callers: is `name` the first argument of a `vmap(` call?"""
-    pattern = re.compile(rf"\b{transform}\s*\(\s*" + re.escape(name) + r"\b")
-    segments = walker.module.source.segments
-    return any(pattern.search(segments[i].text) for i in walker.module.call_index.get(transform, ()))
 
 
 def _wrapped_calls(

@@ -35,7 +35,7 @@ from shardls.analysis.values import (
     Value,
     options,
 )
-from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts
+from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts, first_arguments
 
 _ANY = re.compile("")
 
@@ -496,7 +496,7 @@ def _applications(
         if isinstance(decorator, ast.Call):
             visit = Visit(decorator, frame, context, info.node, None)
             yield from _applied(walker, visit)
-    if not _named_by_wrapper_call(walker, info.name):
+    if not any(info.name in first_arguments(walker.module, wrapper) for wrapper in _WRAPPER_NAMES):
         return
     for wrapper in _WRAPPER_NAMES:
         for visit in walker.calls_named(wrapper, depth):
@@ -518,15 +518,6 @@ def _applied(walker: Walker, visit: Visit) -> Iterator[Application]:
             if app is not None:
                 yield app
             return
-
-
-def _named_by_wrapper_call(walker: Walker, name: str) -> bool:
-    """A cheap text test: is `name` the first argument of a `jit(`/`pjit(`/`shard_map(` call?"""
-    module = walker.module
-    pattern = re.compile(r"\b(?:jit|pjit|shard_map)\s*\(\s*" + re.escape(name) + r"\b")
-    segments = module.source.segments
-    indices = {i for wrapper in _WRAPPER_NAMES for i in module.call_index.get(wrapper, ())}
-    return any(pattern.search(segments[i].text) for i in indices)
 
 
 def _short(node: ast.AST) -> str:
