@@ -224,3 +224,30 @@ def test_no_budget_error_escapes_an_evaluation_started_outside_a_question() -> N
     assert evaluator.evaluate(expression, frame) == Unknown(
         "the evaluation budget of this statement or file is used up"
     )
+
+
+def _nested_helpers(methods: int) -> str:
+    """Test methods each defining helpers that call one another through `jax.jit` and `nnx.vmap`,
+    as Flax's tests/nnx/transforms_test.py does (8,000 lines in one class)."""
+    method = (
+        "    def test_{i}(self):\n"
+        "        def f(x):\n"
+        "            return nnx.vmap(g)(x)\n"
+        "        def g(x):\n"
+        "            return jax.jit(f)(x)\n"
+        "        y = f(jnp.ones((4, 8)))\n"
+        "        return g(y)\n\n"
+    )
+    return (
+        HEAD
+        + "from flax import nnx\n\n\nclass TransformsTest:\n"
+        + "".join(method.format(i=i) for i in range(methods))
+    )
+
+
+def test_the_walk_of_nested_helpers_is_bounded() -> None:
+    """Each helper was walked again for every caller, and each asked for a regex scan of the
+    whole class: 100 such methods (18 KB) took over two minutes, the real file over ten."""
+    analysis = analyze_within(_nested_helpers(200) + OK_SITE)
+
+    ok_site(analysis)
