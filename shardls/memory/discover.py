@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame, Limits
 from shardls.analysis.library import Environment, Library
-from shardls.analysis.library.nnx import StackV
 from shardls.analysis.logical import Rules, read_rules
 from shardls.analysis.pragmas import read_pragmas
 from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
@@ -73,34 +72,6 @@ them together this many: a heavy model does not starve the next one, and a file 
 hostile models still ends in bounded time."""
 MAX_CANDIDATES = 8
 """Instantiations in other files resolved per class while looking for one that gives every size."""
-
-
-class _RecordingResolver(ModelResolver):
-    """Remembers the first call of each submodule class while a model resolves, with the label of
-    the model's instantiation, so that a class built only inside models can be sized by it."""
-
-    def __init__(self, owner: _FileModels) -> None:
-        super().__init__(owner.evaluator, owner.library)
-        self.owner = owner
-        self.calls: dict[int, _Call] = {}
-        self.current: tuple[Context | None, str, int] | None = None
-        """The context, label and line of the model being resolved."""
-
-    def resolve_class(
-        self,
-        cls: ClassInfo,
-        args: list[Value],
-        kwargs: dict[str, Value],
-        frame: Frame,
-        stack: StackV | None = None,
-        depth: int = 0,
-    ) -> list[RawParam]:
-        if depth > 0 and self.current is not None and id(cls.node) not in self.calls:
-            context, label, line = self.current
-            self.calls[id(cls.node)] = _Call(
-                self.owner, cls, args, kwargs, frame, context, label, line, inside=True
-            )
-        return super().resolve_class(cls, args, kwargs, frame, stack, depth)
 
 
 @dataclass(frozen=True)
@@ -161,7 +132,7 @@ class _FileModels:
         self.library = Library(environment)
         self.model_budget = Limits().file_budget(len(text))
         self.evaluator = Evaluator(workspace, self.library, budget=MODELS_PER_BUDGET * self.model_budget)
-        self.resolver = _RecordingResolver(self)
+        self.resolver = ModelResolver(self.evaluator, self.library)
         self.default_dtype = default
         self.fallback_mesh = pragmas.mesh[0] if pragmas.mesh else settings.default_mesh
         self.classes = self._classes()
@@ -367,17 +338,17 @@ class _FileModels:
         if known is not None:
             return known
         self.resolver.start()
-        self.resolver.calls = {}
         cls_name = call.cls.name
-        self.resolver.current = (call.context, f"{cls_name}'s {call.label.removeprefix('the ')}", call.line)
-        try:
-            with self.evaluator.budget(self.model_budget):
-                raws = self.resolver.resolve_class(call.cls, call.args, call.kwargs, call.frame)
-                if self.evaluator.budget_left == 0:
-                    self.resolver.note(EXHAUSTED)
-        finally:
-            self.resolver.current = None
+        with self.evaluator.budget(self.model_budget):
+            raws = self.resolver.resolve_class(call.cls, call.args, call.kwargs, call.frame)
+            if self.evaluator.budget_left == 0:
+                self.resolver.note(EXHAUSTED)
         resolved = tuple(self.resolver.notes)
+        label = f"{cls_name}'s {call.label.removeprefix('the ')}"
+        submodules = {
+            key: _Call(self, c.cls, c.args, c.kwargs, c.frame, call.context, label, call.line, inside=True)
+            for key, c in self.resolver.submodule_calls.items()
+        }
         mesh, rules, notes = self._placement(call.context)
         params, more = self._laid_out(raws, mesh, rules)
         model = ModelMemory(
@@ -389,7 +360,7 @@ class _FileModels:
             mesh_label(mesh),
             (*notes, *resolved, *more),
         )
-        sized = self._called[id(call)] = _Sized(call, model, self.resolver.calls)
+        sized = self._called[id(call)] = _Sized(call, model, submodules)
         return sized
 
     def _laid_out(

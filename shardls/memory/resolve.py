@@ -210,6 +210,17 @@ def _item_params(params: list[RawParam], index: int) -> list[RawParam]:
 # -- the resolver ------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SubmoduleCall:
+    """A module class built inside the model, with the arguments it got: what sizes that class
+    when nothing else instantiates it."""
+
+    cls: ClassInfo
+    args: list[Value]
+    kwargs: dict[str, Value]
+    frame: Frame
+
+
 class ModelResolver:
     """Resolves classes of one workspace; `notes` collects what had to be assumed."""
 
@@ -218,14 +229,17 @@ class ModelResolver:
         self.library = library
         self.notes: list[str] = []
         self.budget = MAX_STEPS
+        self.submodule_calls: dict[int, SubmoduleCall] = {}
+        """The first call of each module class built inside the model being resolved."""
         self._building: list[int] = []
         self._lambdas: dict[int, tuple[ast.Lambda, FunctionInfo]] = {}
         self._kept: list[dict[str, Value]] = []
 
     def start(self) -> None:
-        """A new model: fresh notes and a fresh budget."""
+        """A new model: fresh notes, a fresh budget and no submodule calls yet."""
         self.notes = []
         self.budget = MAX_STEPS
+        self.submodule_calls = {}
 
     def spend(self) -> bool:
         """One layer, module or loop iteration more; False (with a note) once the budget, or the
@@ -274,6 +288,8 @@ class ModelResolver:
             return []
         if not self.spend():
             return []
+        if depth > 0:
+            self.submodule_calls.setdefault(id(cls.node), SubmoduleCall(cls, args, kwargs, frame))
         locals_ = self.evaluator.bind_arguments(init, args, kwargs, Unknown("self"), frame)
         self_name = init.params[0].arg if init.params else "self"
         locals_.pop(self_name, None)
