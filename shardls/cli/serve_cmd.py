@@ -14,9 +14,13 @@ import gc
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shardls.cli.command import EXIT_OK, Subparsers, UsageError, option_type
 from shardls.meshtext import parse_int
+
+if TYPE_CHECKING:
+    from shardls.server.server import ShardServer
 
 NAME = "serve"
 
@@ -49,23 +53,6 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Start-up allocates a few hundred thousand objects that live as long as the server
-    # (lsprotocol's types above all): collecting them is wasted time before the editor's first
-    # answer, and frozen afterwards they are never scanned again by the cyclic collector. The
-    # price: start-up's own cyclic garbage (~3 MiB) is frozen too; one collection to free it
-    # costs ~50 ms, a sixth of the start.
-    gc.disable()
-    try:
-        return _serve(args)
-    finally:
-        gc.enable()
-
-
-def _serve(args: argparse.Namespace) -> int:
-    # Imported here: the other commands should not pay for pygls.
-    from shardls.server.server import create_server
-    from shardls.server.transport import serve_stdio
-
     try:
         handler: logging.Handler = (
             logging.FileHandler(args.log_file, encoding="utf-8")
@@ -75,12 +62,29 @@ def _serve(args: argparse.Namespace) -> int:
     except OSError as error:
         raise UsageError(f"cannot write the log file {args.log_file}: {error.strerror or error}") from None
     logging.basicConfig(level=args.log_level.upper(), format=LOG_FORMAT, handlers=[handler], force=True)
-    server = create_server()
-    gc.freeze()
-    gc.enable()
+    server = _created_server()
+    from shardls.server.transport import serve_stdio  # pygls is loaded by now
+
     if args.tcp is not None:
         server.start_tcp(*args.tcp)
         return EXIT_OK
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
     return serve_stdio(server, sys.stdin.buffer, protocol_out)  # 1 after `exit` without `shutdown`
+
+
+def _created_server() -> ShardServer:
+    """The server, made without garbage collection. Start-up allocates a few hundred thousand
+    objects that live as long as the server (lsprotocol's types above all): collecting them is
+    wasted time before the editor's first answer, and frozen afterwards they are never scanned
+    again. The price: start-up's own cyclic garbage (~3 MiB) is frozen too; one collection to
+    free it costs ~50 ms, a sixth of the start."""
+    gc.disable()
+    try:
+        # Imported here: the other commands should not pay for pygls.
+        from shardls.server.server import create_server
+
+        return create_server()
+    finally:
+        gc.freeze()
+        gc.enable()
