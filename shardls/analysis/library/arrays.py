@@ -5,6 +5,7 @@ that keep a shape known (`reshape`, `astype`, `.T`, `.shape`)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
@@ -260,7 +261,7 @@ def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | N
 def _astype(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     base = method.base
     assert isinstance(base, ArrayV)
-    return ArrayV(base.shape, dtype_of(call.get(0, "dtype")) or base.dtype, base.sharding)
+    return replace(base, dtype=dtype_of(call.get(0, "dtype")) or base.dtype)
 
 
 @attributes

@@ -127,7 +127,8 @@ def _get(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
 def _update(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     assert isinstance(method.base, IndexedV)
     array = method.base.array
-    return ArrayV(array.shape, array.dtype, sharding_of(call.get(None, "out_sharding")) or array.sharding)
+    given = sharding_of(call.get(None, "out_sharding"))
+    return array if given is None else ArrayV(array.shape, array.dtype, given)
 
 
 def _indexed(array: ArrayV, index: Value | slice) -> Shape | None:

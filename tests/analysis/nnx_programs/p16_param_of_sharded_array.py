@@ -15,6 +15,7 @@ weights = jax.device_put(jnp.zeros((2, 8)), NamedSharding(mesh, P(None, "model")
 class Holder(nnx.Module):
     def __init__(self, w: jax.Array):
         self.w = nnx.Param(w)
+        self.w16 = nnx.Param(w.astype(jnp.bfloat16))  # still the placed array's layout
 
 
 holder = Holder(weights)  # expect: holder
