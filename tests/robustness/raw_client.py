@@ -1,5 +1,8 @@
 """A small JSON-RPC client over a real `python -m shardls serve` process's stdio, able to send
-anything: malformed frames, wrong types, floods. Responses are collected by a reader thread."""
+anything: malformed frames, wrong types, floods. Responses are collected by a reader thread.
+
+Every wait defaults to HANG: a missing answer fails the test only once the server must have
+hung, never because a busy machine made it slow."""
 
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from lsp_helpers import HANG
 
 SERVE = [sys.executable, "-m", "shardls", "serve", "--log-level", "warning"]
 
@@ -52,12 +57,12 @@ class RawServer:
         self.send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
         return number
 
-    def call(self, method: str, params: object = None, timeout: float = 10.0) -> dict[str, Any]:
+    def call(self, method: str, params: object = None, timeout: float = HANG) -> dict[str, Any]:
         return self.response(self.request(method, params), timeout)
 
     # -- receiving ----------------------------------------------------------------------------
 
-    def response(self, number: object, timeout: float = 10.0) -> dict[str, Any]:
+    def response(self, number: object, timeout: float = HANG) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         with self._arrived:
             while number not in self._responses:
@@ -105,7 +110,7 @@ class RawServer:
 
     # -- the session ----------------------------------------------------------------------------
 
-    def initialize(self, root: Path, timeout: float = 10.0) -> dict[str, Any]:
+    def initialize(self, root: Path, timeout: float = HANG) -> dict[str, Any]:
         result = self.call(
             "initialize",
             {
@@ -125,7 +130,7 @@ class RawServer:
             {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}},
         )
 
-    def hover(self, uri: str, line: int, character: int, timeout: float = 10.0) -> str | None:
+    def hover(self, uri: str, line: int, character: int, timeout: float = HANG) -> str | None:
         answer = self.call(
             "textDocument/hover",
             {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}},
@@ -164,9 +169,9 @@ class RawServer:
         """Shut the server down (shutdown, then exit) if it runs; its exit status."""
         if self.process.poll() is None:
             try:
-                self.call("shutdown", None, timeout=10)
+                self.call("shutdown", None)
                 self.notify("exit")
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=HANG)
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 self.process.kill()
         self._log.close()

@@ -1,5 +1,6 @@
-"""Hostile or absurd inputs: each gives a result or a clear diagnostic, within the time and
+"""Hostile or absurd inputs: each gives a result or a clear diagnostic, within the work and
 memory bounds of docs/security.md, and never takes the analysis of the rest of the file down.
+The time each takes is a benchmark (benchmarks/bench_robustness.py), not a test: CI is busy.
 
 Every program below ends with OK_SITE, a site whose per-device shape must still be (4, 16).
 """
@@ -15,15 +16,15 @@ from pathlib import Path
 
 import pytest
 from robust_helpers import (
+    HANG,
     HEAD,
-    LARGE_FILE_BOUND,
     MEMORY_BOUND,
     OK_SITE,
-    TIME_BOUND,
+    StepMeter,
     analyze_within,
+    deadline,
     ok_site,
     peak_allocation,
-    timed,
 )
 
 from shardls.analysis.analyzer import Analyzer
@@ -131,10 +132,12 @@ def test_an_ast_deeper_than_the_parser_allows_is_unknown_not_a_recursion_error()
         node = ast.BinOp(node, ast.Add(), ast.Constant(1, **where), **where)
     workspace = Workspace()
 
-    value, seconds = timed(lambda: _evaluator(workspace).evaluate(node, _frame(workspace)))
+    evaluator = _evaluator(workspace)
+    with deadline(), StepMeter().installed() as meter:
+        value = evaluator.evaluate(node, _frame(workspace))
 
     assert isinstance(value, Unknown)
-    assert seconds < TIME_BOUND
+    assert meter.steps <= Limits().steps + 1
     # Even with the depth limit lifted, Python's recursion limit is caught, not raised.
     unbounded = _evaluator(workspace, Limits(expr_depth=10**9, steps=10**9))
     assert isinstance(unbounded.evaluate(node, _frame(workspace)), Unknown)
@@ -218,9 +221,8 @@ def test_modules_importing_each_other(tmp_path: Path) -> None:
     analyzer = Analyzer(Workspace([tmp_path]))
     main_py = tmp_path / "main.py"
 
-    result, seconds = timed(lambda: analyzer.analyze(str(main_py), main_py.read_text()))
+    result = analyze_within(main_py.read_text(), str(main_py), analyzer)
 
-    assert seconds < TIME_BOUND
     ok_site(result)
     assert [s.shard_shape for s in result.sites if s.name == "width"] == [(4, 16)]
     for path in sorted(tmp_path.rglob("*.py")):
@@ -292,9 +294,9 @@ def test_unreadable_files_become_sh210_through_check(
     _write(tmp_path, {**UNREADABLE, "good.py": HEAD + OK_SITE})
     monkeypatch.chdir(tmp_path)
 
-    (code, out, err), seconds = timed(lambda: _check_json(capsys, ".", "--show-layouts"))
+    with deadline():
+        code, out, err = _check_json(capsys, ".", "--show-layouts")
 
-    assert seconds < TIME_BOUND * len(UNREADABLE)
     assert code == 1 and "internal error" not in err
     diagnostics = out["diagnostics"]
     assert isinstance(diagnostics, list)
@@ -321,12 +323,13 @@ def test_a_10_mb_file_gets_a_diagnostic_not_an_analysis(
     monkeypatch.chdir(tmp_path)
 
     analysis = analyze_within(text)
-    (code, out, err), seconds = timed(lambda: _check_json(capsys, "huge.py"))
+    with deadline():
+        code, out, err = _check_json(capsys, "huge.py")
 
     assert [(d.code, d.span.line) for d in analysis.diagnostics] == [("SH210", 0)]
     assert f"shardls analyses files of up to {MAX_FILE_CHARS:,}" in analysis.diagnostics[0].message
     assert analysis.sites == ()
-    assert seconds < TIME_BOUND and code == 1 and err == ""
+    assert code == 1 and err == ""
     assert [d["code"] for d in out["diagnostics"]] == ["SH210"]  # type: ignore[union-attr]
 
 
@@ -351,25 +354,21 @@ def test_an_oversized_module_is_not_read_for_imports(tmp_path: Path) -> None:
     )
     main_py = tmp_path / "main.py"
 
-    result, seconds = timed(
-        lambda: Analyzer(Workspace([tmp_path])).analyze(str(main_py), main_py.read_text())
-    )
+    result = analyze_within(main_py.read_text(), str(main_py), Analyzer(Workspace([tmp_path])))
 
-    assert seconds < TIME_BOUND
     ok_site(result)
     assert [s.shard_shape for s in result.sites if s.name == "bad"] != [(4, 16)]
 
 
 MEASURE = """
-import resource, sys, time
+import resource, sys
 from shardls.analysis.analyzer import Analyzer
 text = sys.stdin.read()
-start = time.process_time()  # CPU time: the bound must not depend on the machine's other load
 analysis = Analyzer().analyze("/virtual/model.py", text)
-seconds = time.process_time() - start
 codes = sorted({d.code for d in analysis.diagnostics})
-print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, len(analysis.sites), *codes)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, len(analysis.sites), *codes)
 """
+"""The analysis of one text in a fresh process: its peak resident memory, sites and codes."""
 
 AT_THE_BOUNDS = {
     # The slowest shapes found for files just inside the bounds (docs/security.md).
@@ -383,13 +382,14 @@ AT_THE_BOUNDS = {
 
 
 @pytest.mark.parametrize("text", AT_THE_BOUNDS.values(), ids=AT_THE_BOUNDS.keys())
-def test_files_at_the_size_bounds_are_analysed_within_the_large_file_bound(text: str) -> None:
+def test_files_at_the_size_bounds_are_analysed_within_the_memory_bound(text: str) -> None:
+    """Their work is capped by the file budget (`Limits.file_steps_cap`); their time is measured
+    by benchmarks/bench_robustness.py."""
     completed = subprocess.run(
-        [sys.executable, "-c", MEASURE], input=text, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", MEASURE], input=text, capture_output=True, text=True, timeout=HANG
     )
 
     assert completed.returncode == 0, completed.stderr
-    seconds, peak, _sites, *codes = completed.stdout.split()
-    assert float(seconds) < LARGE_FILE_BOUND
+    peak, _sites, *codes = completed.stdout.split()
     assert int(peak) < 512 * 2**20, f"{int(peak) / 2**20:.0f} MiB resident"
     assert "SH210" not in codes  # analysed, not refused

@@ -4,14 +4,13 @@ answers correctly afterwards, and its memory stays flat across 1,000 open/close 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lsp_helpers import MODEL, position_of
 from raw_client import RawServer
-from robust_helpers import TIME_BOUND
+from robust_helpers import HANG
 
 from shardls.server.transport import MAX_CONTENT_LENGTH
 
@@ -32,10 +31,10 @@ def server(tmp_path: Path) -> Iterator[RawServer]:
 
 
 def _still_right(server: RawServer, uri: str) -> None:
-    start = time.perf_counter()
+    """The server is up and answers a hover correctly (within HANG: slow is not wrong here;
+    benchmarks/bench_robustness.py times the server under abuse)."""
     text = server.hover(uri, SPEC.line, SPEC.character)
     assert text is not None and EXPECTED in text.split("\n")[0].replace("`", "")
-    assert time.perf_counter() - start < TIME_BOUND
     assert server.process.poll() is None
 
 
@@ -146,7 +145,7 @@ def test_the_end_of_the_input_ends_the_server_cleanly(tmp_path: Path) -> None:
 
     server.process.stdin.close()
 
-    assert server.process.wait(timeout=10) == 0
+    assert server.process.wait(timeout=HANG) == 0
     assert "Traceback" not in (tmp_path / "server.log").read_text()
     server.close()
 
@@ -287,14 +286,11 @@ def test_a_burst_of_10000_changes(server: RawServer, tmp_path: Path) -> None:
         }
         body = json.dumps(message).encode()
         frames.append(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    start = time.perf_counter()
     server.send_bytes(b"".join(frames))
 
-    text = server.hover(uri, SPEC.line, SPEC.character, timeout=60)
-    seconds = time.perf_counter() - start
+    text = server.hover(uri, SPEC.line, SPEC.character)
 
     assert text is not None and EXPECTED in text.replace("`", "")
-    assert seconds < 30, f"{seconds:.1f} s to take 10,000 changes and answer"
     # The last line holds all 10,000 `#`: the edits were applied in order, none lost.
     hints = server.call(
         "textDocument/inlayHint",
@@ -316,7 +312,7 @@ def test_concurrent_requests_with_cancellation(server: RawServer, tmp_path: Path
     server.notify("$/cancelRequest", {"id": 123456789})  # nothing to cancel
     server.notify("$/cancelRequest", {"id": None})
 
-    answers = [server.response(number, timeout=30) for number in numbers]
+    answers = [server.response(number) for number in numbers]
 
     for answer in answers:
         if "error" in answer:
@@ -335,10 +331,10 @@ def test_shutdown_in_the_middle_of_work(tmp_path: Path) -> None:
     params = {"textDocument": _document(uri), "position": {"line": SPEC.line, "character": SPEC.character}}
     pending = [server.request("textDocument/hover", params) for _ in range(50)]
 
-    shutdown = server.call("shutdown", None, timeout=10)
-    after = server.call("textDocument/hover", params, timeout=10)
+    shutdown = server.call("shutdown", None)
+    after = server.call("textDocument/hover", params)
     server.notify("exit")
-    code = server.process.wait(timeout=10)
+    code = server.process.wait(timeout=HANG)
 
     assert shutdown.get("result", "missing") is None
     assert "error" in after  # requests after shutdown are refused (InvalidRequest)
@@ -362,7 +358,7 @@ def test_exit_ends_the_process_with_the_status_the_spec_asks(
 
     server.notify("exit")
 
-    assert server.process.wait(timeout=10) == status
+    assert server.process.wait(timeout=HANG) == status
     assert server.close() == status
 
 

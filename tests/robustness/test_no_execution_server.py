@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from raw_client import RawServer
+from robust_helpers import HANG
 
 TRAP = """
 import os, socket
@@ -183,12 +184,12 @@ def test_the_traps_do_fire_when_run(tmp_path: Path, listener: Listener) -> None:
         )
     )
 
-    subprocess.run([sys.executable, str(tmp_path / "conftest.py")], timeout=60, check=True)
+    subprocess.run([sys.executable, str(tmp_path / "conftest.py")], timeout=HANG, check=True)
     cell = json.loads((tmp_path / "nb.ipynb").read_text())["cells"][0]["source"]
-    subprocess.run([sys.executable, "-c", cell], timeout=60, check=True)
+    subprocess.run([sys.executable, "-c", cell], timeout=HANG, check=True)
 
     assert _markers(tmp_path) == ["MARKER-conftest", "MARKER-notebook"]
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG  # the connections may lag the processes' exit
     while listener.connections < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert listener.connections == 2

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from lsp_helpers import (
+    HANG,
     MODEL,
     RecordingClient,
     codes,
@@ -68,7 +69,7 @@ async def test_pulled_diagnostics(client: RecordingClient, tmp_path: Path) -> No
 
     other = open_file(client, tmp_path / "other.py", "import jax\n")
     replace_all(client, other, 2, "import jax\nimport numpy\n")
-    deadline = asyncio.get_running_loop().time() + 5
+    deadline = asyncio.get_running_loop().time() + HANG
     while client.diagnostic_refresh_count == 0 and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.02)
     assert client.diagnostic_refresh_count > 0  # model.py may import other.py: pull again

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lsp_helpers import HANG
 
 from shardls import __version__
 from shardls.cli.main import main
@@ -21,7 +22,9 @@ def test_the_server_starts_without_jax_flax_or_numpy() -> None:
         "import sys; from shardls.cli import main; from shardls.server.server import create_server; "
         "create_server(); print([m for m in ('jax', 'flax', 'numpy') if m in sys.modules])"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=HANG
+    )
     assert result.stdout == "[]\n"
 
 
@@ -73,20 +76,23 @@ async def test_tcp_with_a_log_file(tmp_path: Path) -> None:
         sys.executable, *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
-        for _ in range(100):
+        deadline = asyncio.get_running_loop().time() + HANG  # a busy machine starts Python slowly
+        while True:
             try:
                 reader, writer = await asyncio.open_connection("127.0.0.1", port)
                 break
             except OSError:
+                if asyncio.get_running_loop().time() > deadline or server.returncode is not None:
+                    raise
                 await asyncio.sleep(0.05)
         writer.write(
             _message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
         )
-        answer = await asyncio.wait_for(_read_message(reader), 10)
+        answer = await asyncio.wait_for(_read_message(reader), HANG)
         writer.write(_message({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
         writer.write(_message({"jsonrpc": "2.0", "method": "exit"}))
         await writer.drain()
-        out, err = await asyncio.wait_for(server.communicate(), 10)
+        out, err = await asyncio.wait_for(server.communicate(), HANG)
     finally:
         if server.returncode is None:
             server.kill()
