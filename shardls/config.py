@@ -11,7 +11,11 @@ Keys (all optional):
     default-mesh = "data=2,model=4"     # or {data = 2, model = 4}; sizes may carry ":explicit"
     axis-types = "explicit"             # for the default mesh: one type, or one per axis
     select = ["SH0", "SH104"]           # rule codes or prefixes to report (default: all)
+    extend-select = ["SH213"]           # added to the select of lower layers (the defaults)
     ignore = ["SH107"]                  # rule codes or prefixes never to report
+    extend-ignore = ["SH203"]           # added to the ignore of every layer
+    per-file-ignores = {"tests/*" = ["SH001"]}   # glob -> codes not reported in matching files
+    extend-per-file-ignores = {"gen_*.py" = ["SH"]}
     exclude = ["experiments/", "*_pb2.py"]   # gitignore-style, relative to the file's directory
     dtype = "bfloat16"                  # dtype of arrays that do not name one
     hbm-per-device = "16GiB"            # device memory, for memory warnings
@@ -19,13 +23,20 @@ Keys (all optional):
     x64 = false                         # jax_enable_x64: keeps float64/int64 wide
 
 A bad value is a `ConfigError` whose one-line message names the file and the key.
+
+Rule selection follows ruff: layers are applied lowest first; a layer's `select` starts the set
+afresh and its `extend-select`, `ignore` and `extend-ignore` adjust it, the most specific code
+or prefix deciding (`SH001` over `SH0`; `ignore` wins a tie). A higher layer's `ignore`
+replaces the lower layers' `ignore` (`extend-ignore` accumulates). `per-file-ignores` are
+applied last, to the files they match.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -33,7 +44,9 @@ from typing import Any, TypeVar
 from shardls.analysis.rules import ALL_RULES
 from shardls.analysis.settings import Settings
 from shardls.core import AxisType, Mesh, parse_dtype
+from shardls.core.suggest import closest, did_you_mean
 from shardls.files import display_path
+from shardls.globs import PatternSet
 from shardls.meshtext import mesh_from_table, parse_axis_types, parse_mesh_text, with_axis_types
 
 if sys.version_info >= (3, 11):
@@ -57,6 +70,36 @@ class ConfigError(ValueError):
     """A configuration value shardls cannot use; the message is one line naming file and key."""
 
 
+ALL_SELECTOR = "ALL"
+"""Every rule, as in ruff (`select = ["ALL"]`); the least specific selector."""
+
+
+@dataclass(frozen=True)
+class FileIgnore:
+    """One `per-file-ignores` entry: codes not reported in the files `pattern` matches.
+
+    Patterns are gitignore-style, like `exclude`, relative to `base` (the configuration file's
+    folder, or the working directory for a flag): `tests/` or `tests/*` for a folder,
+    `__init__.py` at any depth, `**` across folders. A leading `!` applies the codes to the
+    files the rest does not match, as in ruff.
+    """
+
+    pattern: str
+    codes: frozenset[str]
+    base: Path
+
+    def applies_to(self, path: Path) -> bool:
+        negated = self.pattern.startswith("!")
+        patterns = PatternSet.parse(self.base, [self.pattern[1:] if negated else self.pattern])
+        absolute = Path(os.path.abspath(path))
+        matched = any(
+            patterns.match(candidate, candidate != absolute) is True
+            for candidate in (absolute, *absolute.parents)
+            if candidate == self.base or self.base in candidate.parents
+        )
+        return matched != negated
+
+
 @dataclass(frozen=True)
 class SettingsLayer:
     """What one source (a file, the command line, the editor) says; None is 'not set here'."""
@@ -67,6 +110,10 @@ class SettingsLayer:
     default_mesh: Mesh | None = None
     select: frozenset[str] | None = None
     ignore: frozenset[str] | None = None
+    extend_select: frozenset[str] | None = None
+    extend_ignore: frozenset[str] | None = None
+    per_file_ignores: tuple[FileIgnore, ...] | None = None
+    extend_per_file_ignores: tuple[FileIgnore, ...] | None = None
     dtype: str | None = None
     """Checked when read, resolved in `merge_settings` once x64 is known from every layer."""
     x64: bool | None = None
@@ -155,6 +202,10 @@ def load_config(path: Path) -> Config:
         default_mesh=mesh,
         select=read("select", codes_setting),
         ignore=read("ignore", codes_setting),
+        extend_select=read("extend-select", codes_setting),
+        extend_ignore=read("extend-ignore", codes_setting),
+        per_file_ignores=read("per-file-ignores", file_ignores_setting(path.parent)),
+        extend_per_file_ignores=read("extend-per-file-ignores", file_ignores_setting(path.parent)),
         dtype=read("dtype", dtype_setting),
         x64=read("x64", flag_setting),
         hbm_per_device=read("hbm-per-device", bytes_setting),
@@ -163,27 +214,25 @@ def load_config(path: Path) -> Config:
     return Config(path, layer, read("exclude", globs_setting) or ())
 
 
-def merge_settings(*layers: SettingsLayer) -> Settings:
-    """Stack layers, later over earlier (file, then command line), into the analysis' Settings."""
+def merge_settings(*layers: SettingsLayer, file: Path | None = None) -> Settings:
+    """Stack layers, later over earlier (file, then command line), into the analysis' Settings;
+    with `file`, the `per-file-ignores` that match it are ignored too."""
 
     def top(name: str) -> tuple[Any, str]:
-        """The value of the last layer that sets `name`, and that layer's origin."""
-        for layer in reversed(layers):
-            if getattr(layer, name) is not None:
-                return getattr(layer, name), layer.origin
-        return None, "defaults"
+        return top_setting(layers, name)
 
     x64 = bool(top("x64")[0])
     dtype = top("dtype")[0]
     mesh, mesh_origin = top("default_mesh")
     count, count_origin = top("device_count")
+    enabled = selected_rules(layers)
     return Settings(
         device_count=count,
         device_count_source=f"device-count from {count_origin}",
         default_mesh=mesh,
         default_mesh_source=f"default-mesh from {mesh_origin}",
-        select=top("select")[0],
-        ignore=top("ignore")[0] or frozenset(),
+        select=None if enabled == frozenset(ALL_RULES) else enabled,
+        ignore=frozenset() if file is None else ignored_in_file(layers, file),
         dtype=None if dtype is None else parse_dtype(dtype, x64=x64),
         x64=x64,
         hbm_per_device=top("hbm_per_device")[0],
@@ -191,18 +240,97 @@ def merge_settings(*layers: SettingsLayer) -> Settings:
     )
 
 
+def top_setting(layers: Sequence[SettingsLayer], name: str) -> tuple[Any, str]:
+    """The value of the last layer that sets the field `name`, and that layer's origin."""
+    for layer in reversed(layers):
+        if getattr(layer, name) is not None:
+            return getattr(layer, name), layer.origin
+    return None, "defaults"
+
+
+def selected_rules(layers: Sequence[SettingsLayer]) -> frozenset[str]:
+    """The codes reported after every layer's select, extend-select, ignore and extend-ignore
+    (the order and the specificity rule are in the module docstring)."""
+    top_ignore = max((i for i, layer in enumerate(layers) if layer.ignore is not None), default=None)
+    rules = set(ALL_RULES)
+    for number, layer in enumerate(layers):
+        enable = [*(layer.select or ()), *(layer.extend_select or ())]
+        disable = [*((layer.ignore or ()) if number == top_ignore else ()), *(layer.extend_ignore or ())]
+        decisions = {code: on for code in ALL_RULES if (on := _decide(code, enable, disable)) is not None}
+        if layer.select is not None:
+            rules = {code for code, on in decisions.items() if on}
+        else:
+            rules = (rules | {c for c, on in decisions.items() if on}) - {
+                c for c, on in decisions.items() if not on
+            }
+    return frozenset(rules)
+
+
+def _decide(code: str, enable: Sequence[str], disable: Sequence[str]) -> bool | None:
+    """True/False when a selector of one layer is about `code`: the most specific one decides
+    and a disabling one wins a tie; None when none is about it."""
+    votes = [(_specificity(s), False) for s in enable if _selects(s, code)]
+    votes += [(_specificity(s), True) for s in disable if _selects(s, code)]
+    return None if not votes else not max(votes)[1]
+
+
+def _selects(selector: str, code: str) -> bool:
+    return selector == ALL_SELECTOR or code.startswith(selector)
+
+
+def _specificity(selector: str) -> int:
+    return 0 if selector == ALL_SELECTOR else len(selector)
+
+
+def ignored_in_file(layers: Sequence[SettingsLayer], file: Path) -> frozenset[str]:
+    """The codes `per-file-ignores` (the highest layer's) and every `extend-per-file-ignores`
+    ignore in `file`."""
+    top = next(
+        (layer.per_file_ignores for layer in reversed(layers) if layer.per_file_ignores is not None), ()
+    )
+    entries = [*top, *(entry for layer in layers for entry in layer.extend_per_file_ignores or ())]
+    return frozenset(code for entry in entries if entry.applies_to(file) for code in entry.codes)
+
+
 def parse_codes(text: str | Iterable[object]) -> frozenset[str]:
-    """`SH001,SH1` or a list of codes; each must be a rule code or a prefix of one (`SH`, `SH0`)."""
+    """`SH001,SH1` or a list of codes; each must be a rule code, a prefix of one (`SH`, `SH0`) or
+    `ALL`. A wrong one is named with the code it most resembles (a rule's name gives its code)."""
     items = [item.strip() for item in text.split(",")] if isinstance(text, str) else list(text)
     codes = set()
     for item in items:
         if not isinstance(item, str):
             raise ValueError(f"expected rule codes such as 'SH001' or prefixes such as 'SH1', got {item!r}")
         code = item.strip().upper()
-        if not code or not any(known.startswith(code) for known in ALL_RULES):
-            raise ValueError(f"{item!r} is not a rule code or a prefix of one (such as SH001 or SH1)")
+        if code != ALL_SELECTOR and (not code or not any(known.startswith(code) for known in ALL_RULES)):
+            raise ValueError(
+                f"{item!r} is not a rule code or a prefix of one (such as SH001 or SH1){_code_hint(item)}"
+            )
         codes.add(code)
     return frozenset(codes)
+
+
+def _code_hint(item: str) -> str:
+    by_name = {rule.name: code for code, rule in ALL_RULES.items()}
+    name = closest(item.strip(), by_name)
+    if name is not None:
+        return f" (did you mean {by_name[name]}, {name}?)"
+    code = closest(item.strip(), ALL_RULES)
+    return "" if code is None else f" (did you mean {code}, {ALL_RULES[code].name}?)"
+
+
+def parse_file_ignores(text: str, base: Path) -> tuple[FileIgnore, ...]:
+    """`tests/*:SH001,SH002,gen.py:SH1` from the command line: each `GLOB:CODE` pair starts a
+    pattern, and a code without a glob adds to the pattern before it."""
+    entries: dict[str, set[str]] = {}
+    current: str | None = None
+    for item in (part.strip() for part in text.split(",")):
+        glob, separator, code = item.rpartition(":")
+        if separator:
+            current = glob.strip()
+        if not current or not code.strip():
+            raise ValueError(f"expected GLOB:CODES such as 'tests/*:SH001,SH002', got {text!r}")
+        entries.setdefault(current, set()).update(parse_codes([code]))
+    return tuple(FileIgnore(glob, frozenset(codes), base) for glob, codes in entries.items())
 
 
 def parse_bytes(text: str | int) -> int:
@@ -275,6 +403,25 @@ def codes_setting(value: object) -> frozenset[str]:
     return parse_codes(value)
 
 
+def file_ignores_setting(base: Path) -> Callable[[object], tuple[FileIgnore, ...]]:
+    """A table of glob patterns to lists of codes, rooted at the configuration file's folder."""
+
+    def convert(value: object) -> tuple[FileIgnore, ...]:
+        if not isinstance(value, dict) or not all(isinstance(glob, str) and glob for glob in value):
+            raise ValueError(
+                f'expected a table of glob patterns to rule codes such as {{"tests/*" = ["SH001"]}}, got {value!r}'
+            )
+        entries = []
+        for glob, codes in value.items():
+            try:
+                entries.append(FileIgnore(glob, codes_setting(codes), base))
+            except ValueError as error:
+                raise ValueError(f"{glob!r}: {error}") from None
+        return tuple(entries)
+
+    return convert
+
+
 def globs_setting(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(f"expected a list of glob patterns such as ['build/', '*_pb2.py'], got {value!r}")
@@ -313,7 +460,11 @@ KEYS = (
     "default-mesh",
     "axis-types",
     "select",
+    "extend-select",
     "ignore",
+    "extend-ignore",
+    "per-file-ignores",
+    "extend-per-file-ignores",
     "exclude",
     "dtype",
     "hbm-per-device",
@@ -332,7 +483,8 @@ class _Reader:
             raise ConfigError(f"{prefix}expected a table of settings, got {table!r}")
         unknown = sorted(set(table) - set(KEYS))
         if unknown:
-            raise self.error(unknown[0], f"unknown key; the keys are {', '.join(KEYS)}")
+            key = str(unknown[0])
+            raise self.error(key, f"unknown key; the keys are {', '.join(KEYS)}{did_you_mean(key, KEYS)}")
         self.table: dict[str, object] = table
 
     def __call__(self, key: str, convert: Callable[[object], T]) -> T | None:

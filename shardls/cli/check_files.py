@@ -37,6 +37,8 @@ class CheckJob:
     settings: Settings
     roots: tuple[Path, ...]
     """Workspace roots for resolving the file's imports."""
+    data: bytes | None = None
+    """The file's content when it does not come from `path` (standard input)."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class UnreadableSource(Exception):
 
 def check_file(job: CheckJob) -> FileReport:
     try:
-        text, notebook = read_source(job.path)
+        text, notebook = read_source(job.path, job.data)
     except UnreadableSource as error:
         return _unreadable(job, str(error))
     lines = source_lines(text)
@@ -112,10 +114,11 @@ def check_file(job: CheckJob) -> FileReport:
     return FileReport(job.display, str(job.path), lines, notebook, analysis.diagnostics, analysis.sites)
 
 
-def read_source(path: Path) -> tuple[str, Notebook | None]:
-    """The text to analyse: the file's, or a notebook's code cells; raises UnreadableSource."""
+def read_source(path: Path, data: bytes | None = None) -> tuple[str, Notebook | None]:
+    """The text to analyse: the file's (or `data`, read from elsewhere for `path`), or a
+    notebook's code cells; raises UnreadableSource."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
         notebook = read_notebook(text) if path.suffix == ".ipynb" else None
     except OSError as error:
         raise UnreadableSource(f"cannot read the file: {error.strerror or error}") from None
@@ -139,6 +142,11 @@ def _unreadable(job: CheckJob, reason: str) -> FileReport:
 
 _ANALYZERS: dict[tuple[Path, ...], Analyzer] = {}
 """One analyzer per workspace and process, so parsed imports are shared by the files that use them."""
+
+
+def forget_analyses() -> None:
+    """Drop every cached analysis (`--no-cache`: each re-check of `--watch` starts afresh)."""
+    _ANALYZERS.clear()
 
 
 def _analyzer(roots: tuple[Path, ...]) -> Analyzer:

@@ -11,7 +11,17 @@ from pathlib import Path
 
 from shardls.cli.command import ArgumentParser, UsageError, option_type
 from shardls.cli.parse import parse_device_count
-from shardls.config import Config, ConfigError, SettingsLayer, config_for, load_config, parse_codes
+from shardls.config import (
+    DEFAULT_CONFIG,
+    Config,
+    ConfigError,
+    FileIgnore,
+    SettingsLayer,
+    config_for,
+    load_config,
+    parse_codes,
+    parse_file_ignores,
+)
 from shardls.meshtext import parse_mesh_text
 
 COMMAND_LINE = "the command line"
@@ -48,17 +58,62 @@ def add_settings_arguments(parser: ArgumentParser) -> None:
         help="never report these rule codes or prefixes (replaces the config's ignore)",
     )
     parser.add_argument(
+        "--extend-select",
+        type=option_type(parse_codes),
+        metavar="CODES",
+        help="also report these rule codes or prefixes (adds to the config's selection)",
+    )
+    parser.add_argument(
+        "--extend-ignore",
+        type=option_type(parse_codes),
+        metavar="CODES",
+        help="also ignore these rule codes or prefixes (adds to the config's ignore)",
+    )
+    parser.add_argument(
+        "--per-file-ignores",
+        action="append",
+        type=option_type(_cwd_file_ignores),
+        metavar="GLOB:CODES",
+        help="ignore codes in the files a glob matches, e.g. 'tests/*:SH001,SH002' (repeatable; "
+        "replaces the config's per-file-ignores)",
+    )
+    parser.add_argument(
+        "--extend-per-file-ignores",
+        action="append",
+        type=option_type(_cwd_file_ignores),
+        metavar="GLOB:CODES",
+        help="like --per-file-ignores, but adds to the config's",
+    )
+    parser.add_argument(
         "--config",
         type=Path,
         metavar="FILE",
         help="use this pyproject.toml or shardls.toml instead of searching from each path upward",
     )
+    parser.add_argument(
+        "--isolated", action="store_true", help="ignore every configuration file (defaults and flags only)"
+    )
+
+
+def _cwd_file_ignores(text: str) -> tuple[FileIgnore, ...]:
+    """Patterns on the command line are relative to the working directory."""
+    return parse_file_ignores(text, Path.cwd())
+
+
+def _joined(groups: list[tuple[FileIgnore, ...]] | None) -> tuple[FileIgnore, ...] | None:
+    return None if groups is None else tuple(entry for group in groups for entry in group)
 
 
 def config_and_layer(args: argparse.Namespace, path: Path) -> tuple[Config, SettingsLayer]:
-    """The configuration for `path` (or --config) and the layer of flags to put over it."""
+    """The configuration for `path` (or --config, or none with --isolated) and the layer of
+    flags to put over it."""
+    if args.isolated and args.config is not None:
+        raise UsageError("--isolated ignores every configuration file, so it cannot be used with --config")
     try:
-        config = load_config(args.config) if args.config is not None else config_for(path)
+        if args.isolated:
+            config = DEFAULT_CONFIG
+        else:
+            config = load_config(args.config) if args.config is not None else config_for(path)
     except ConfigError as error:
         raise UsageError(str(error)) from None
     layer = SettingsLayer(
@@ -67,5 +122,9 @@ def config_and_layer(args: argparse.Namespace, path: Path) -> tuple[Config, Sett
         default_mesh=args.mesh,
         select=args.select,
         ignore=args.ignore,
+        extend_select=args.extend_select,
+        extend_ignore=args.extend_ignore,
+        per_file_ignores=_joined(args.per_file_ignores),
+        extend_per_file_ignores=_joined(args.extend_per_file_ignores),
     )
     return config, layer

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shardls.core.suggest import did_you_mean
+
 _BITS: dict[str, int] = {
     "bool": 8,
     "int2": 2,
@@ -97,7 +99,9 @@ def parse_dtype(text: str, *, x64: bool = False) -> DType:
     name = text.strip().rsplit(".", 1)[-1].strip("'\"")
     name = _ALIASES.get(name, name)
     if name not in _BITS:
-        raise ValueError(f"unknown dtype {text!r}; known: {', '.join(_BITS)}")
+        raise ValueError(
+            f"unknown dtype {text!r}{did_you_mean(name, [*_BITS, *_ALIASES])}; known: {', '.join(_BITS)}"
+        )
     if not x64 and name in _NARROWED_WITHOUT_X64:
         narrowed = _NARROWED_WITHOUT_X64[name]
         return DType(narrowed, _BITS[narrowed], requested=name)

@@ -129,12 +129,15 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
 def test_show_layouts_in_text(capsys: pytest.CaptureFixture[str], project: Path) -> None:
     result = check(capsys, "--output-format", "concise", "--show-layouts")
     lines = result.out.splitlines()
-    assert lines[:2] == [
-        "bad.py:6:5: device_put y: float32[9@data,16] → rejected by JAX (SH001)",
-        "good.py:6:5: device_put x: float32[8@data,16] → per device float32[4,16] ×4 copies, 256 B/device",
-    ]
+    # Each file's layouts beside its own diagnostics, in line order: bad.py's layout, its
+    # SH001, then good.py's layout (not every layout of every file first).
+    assert lines[0] == "bad.py:6:5: device_put y: float32[9@data,16] → rejected by JAX (SH001)"
+    assert lines[1].startswith("bad.py:6:62: SH001 ")
+    assert lines[2] == (
+        "good.py:6:5: device_put x: float32[8@data,16] → per device float32[4,16] ×4 copies, 256 B/device"
+    )
     full = check(capsys, "--show-layouts", "good.py")
-    assert full.out.splitlines()[0] == lines[1]
+    assert full.out.splitlines()[0] == lines[2]
 
 
 def test_github(capsys: pytest.CaptureFixture[str], project: Path) -> None:

@@ -14,6 +14,10 @@ from shardls.cli.check_files import FileReport, Location
 class OutputOptions:
     show_layouts: bool = False
     """Also write every site's layout (the text formats and json)."""
+    color: bool = False
+    """ANSI colours in the text formats (decided by `shardls.cli.terminal.use_color`)."""
+    summary: bool = True
+    """The closing `Found 3 problems ...` line of the text formats (off with --quiet)."""
 
 
 Writer = Callable[[Sequence[FileReport], OutputOptions, TextIO], None]

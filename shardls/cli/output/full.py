@@ -18,33 +18,37 @@ from typing import TextIO
 from shardls.analysis.facts import Diagnostic
 from shardls.cli.check_files import FileReport
 from shardls.cli.output.common import OutputOptions, position
+from shardls.cli.output.style import Style
 from shardls.cli.output.text import concise_line, write_text
 from shardls.render.hints import diagnostic_hint
 
 TAB_WIDTH = 4
 
 
-def render(report: FileReport, diagnostic: Diagnostic) -> str:
-    lines = [concise_line(report, diagnostic)]
+def render(report: FileReport, diagnostic: Diagnostic, style: Style) -> str:
+    lines = [concise_line(report, diagnostic, style)]
     location = report.locate(diagnostic.span)
     span = diagnostic.span
     gutter = " " * len(str(location.line))
+    bar = style.gutter(f"{gutter} |")
     if span.line < len(report.lines):
         source = report.lines[span.line]
         end = span.end_column if span.end_line == span.line else len(source)
         start = source[: span.column].expandtabs(TAB_WIDTH)
         width = max(1, len(source[:end].expandtabs(TAB_WIDTH)) - len(start))
+        underline = style.severity(f"{'^' * width} {diagnostic.code}", diagnostic.severity)
         lines += [
-            f"{gutter} |",
-            f"{location.line} | {source.expandtabs(TAB_WIDTH)}".rstrip(),
-            f"{gutter} | {' ' * len(start)}{'^' * width} {diagnostic.code}",
-            f"{gutter} |",
+            bar,
+            f"{style.gutter(f'{location.line} |')} {source.expandtabs(TAB_WIDTH)}".rstrip(),
+            f"{bar} {' ' * len(start)}{underline}",
+            bar,
         ]
     hint = diagnostic_hint(diagnostic.code, diagnostic.data)
     if hint:
-        lines.append(f"{gutter} = help: {hint}")
+        lines.append(f"{style.gutter(f'{gutter} =')} {style.label('help')}: {hint}")
     for related in diagnostic.related:
-        lines.append(f"{gutter} = note: {related.message} ({position(*report.related_location(related))})")
+        where = position(*report.related_location(related))
+        lines.append(f"{style.gutter(f'{gutter} =')} {style.emphasis('note')}: {related.message} ({where})")
     return "\n".join(lines) + "\n\n"
 
 

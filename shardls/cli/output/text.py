@@ -1,5 +1,7 @@
 """The two formats for people, `full` and `concise`: the same listing, one diagnostic rendered
-differently, then a summary line (and the layouts first, with --show-layouts)."""
+differently, then a summary line. With --show-layouts each file's layouts are listed beside
+its diagnostics, in the order of their lines, so a layout and the problem it has are read
+together."""
 
 from __future__ import annotations
 
@@ -10,26 +12,36 @@ from typing import TextIO
 from shardls.analysis.facts import Diagnostic
 from shardls.cli.check_files import FileReport
 from shardls.cli.output.common import OutputOptions, diagnostics, position
+from shardls.cli.output.style import Style
 from shardls.render.site_text import layout_summary
 
-RenderDiagnostic = Callable[[FileReport, Diagnostic], str]
+RenderDiagnostic = Callable[[FileReport, Diagnostic, Style], str]
 
 
 def write_text(
     render: RenderDiagnostic, reports: Sequence[FileReport], options: OutputOptions, out: TextIO
 ) -> None:
-    if options.show_layouts:
-        for report in reports:
-            for site in report.sites:
-                out.write(f"{position(report.path, report.locate(site.span))}: {layout_summary(site)}\n")
-    for report, diagnostic in diagnostics(reports):
-        out.write(render(report, diagnostic))
-    out.write(summary(reports) + "\n")
+    style = Style(options.color)
+    for report in reports:
+        entries = [((d.span.line, d.span.column, 1), render(report, d, style)) for d in report.diagnostics]
+        if options.show_layouts:
+            entries += [
+                (
+                    (site.span.line, site.span.column, 0),
+                    f"{style.path(position(report.path, report.locate(site.span)))}: {layout_summary(site)}\n",
+                )
+                for site in report.sites
+            ]
+        for _, text in sorted(entries, key=lambda entry: entry[0]):
+            out.write(text)
+    if options.summary:
+        out.write(style.emphasis(summary(reports)) + "\n")
 
 
-def concise_line(report: FileReport, diagnostic: Diagnostic) -> str:
+def concise_line(report: FileReport, diagnostic: Diagnostic, style: Style) -> str:
     """`model.py:12:5: SH001 <message>`."""
-    return f"{position(report.path, report.locate(diagnostic.span))}: {diagnostic.code} {diagnostic.message}"
+    where = style.path(position(report.path, report.locate(diagnostic.span)))
+    return f"{where}: {style.severity(diagnostic.code, diagnostic.severity)} {diagnostic.message}"
 
 
 def summary(reports: Sequence[FileReport]) -> str:
