@@ -151,19 +151,21 @@ class Analyzer:
         diagnostics += _parse_diagnostics(module, pragmas)
         if settings.hbm_per_device is not None and settings.enabled("SH213"):
             diagnostics += _memory_diagnostics(self.workspace, path, text, settings)
-        kept = tuple(
-            sorted(
-                {
-                    (d.span, d.code, d.message): d
-                    for d in diagnostics
-                    if settings.enabled(d.code) and not pragmas.suppressed(d.span.line, d.code)
-                }.values(),
-                key=lambda d: (d.span, d.code),
-            )
+        enabled = sorted(
+            {(d.span, d.code, d.message): d for d in diagnostics if settings.enabled(d.code)}.values(),
+            key=lambda d: (d.span, d.code),
         )
+        kept = tuple(d for d in enabled if not pragmas.suppressed(d.span.line, d.code))
+        silenced = tuple(d for d in enabled if pragmas.suppressed(d.span.line, d.code))
         ordered = tuple(sorted(sites, key=lambda s: (s.span, s.name or "")))
         return FileAnalysis(
-            path, ordered, tuple(builder.file_meshes), kept, device_count, tuple(module.source.errors)
+            path,
+            ordered,
+            tuple(builder.file_meshes),
+            kept,
+            device_count,
+            tuple(module.source.errors),
+            suppressed=silenced,
         )
 
     def _workspace_mesh(self, path: str, environment: Environment, builder: SiteBuilder) -> MeshFact | None:

@@ -155,6 +155,9 @@ class FileAnalysis:
     diagnostics: tuple[Diagnostic, ...]
     device_count: DeviceCount
     parse_errors: tuple[tuple[int, str], ...] = ()
+    suppressed: tuple[Diagnostic, ...] = ()
+    """Diagnostics a suppression comment on their line silenced: not reported, but kept so that
+    SARIF can list them as suppressed in source (code scanning shows them as dismissed)."""
 
     def sites_on(self, line: int) -> list[Site]:
         """The sites whose call or spec covers `line` (in file order, then those spanning many
