@@ -4,7 +4,8 @@ shardls check src/ notebooks/ --device-count 16 --output-format concise
 
 Each path uses the configuration found from it upward (`--config` names one for all); flags
 override the configuration, and pragmas in a file override both. Exit status: 0 when no
-error-level diagnostic, 1 when there is one, 2 for bad usage or configuration.
+error-level diagnostic (or with --exit-zero), 1 when there is one, 2 for bad usage or
+configuration, or when shardls itself failed on a file.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def add_parser(subparsers: Subparsers) -> None:
         choices=list(FORMATS),
         default="full",
         help="full (default): with source and hints; concise: one line each; json; github "
-        "(Actions annotations); sarif",
+        "(Actions annotations); sarif; gitlab (Code Quality); junit (XML)",
     )
     parser.add_argument(
         "--show-layouts", action="store_true", help="also print every array's layout (full, concise, json)"

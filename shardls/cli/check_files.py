@@ -72,6 +72,8 @@ class FileReport:
     diagnostics: tuple[Diagnostic, ...]
     sites: tuple[Site, ...]
     internal_error: str | None = None
+    suppressed: tuple[Diagnostic, ...] = ()
+    """Silenced by a suppression comment: only SARIF shows them (as suppressed in source)."""
 
     def locate(self, span: Span) -> Location:
         """1-based columns in Python characters; notebook lines count from the top of their cell."""
@@ -111,7 +113,15 @@ def check_file(job: CheckJob) -> FileReport:
         return FileReport(
             job.display, str(job.path), lines, notebook, (), (), f"{type(error).__name__}: {error}"
         )
-    return FileReport(job.display, str(job.path), lines, notebook, analysis.diagnostics, analysis.sites)
+    return FileReport(
+        job.display,
+        str(job.path),
+        lines,
+        notebook,
+        analysis.diagnostics,
+        analysis.sites,
+        suppressed=analysis.suppressed,
+    )
 
 
 def read_source(path: Path, data: bytes | None = None) -> tuple[str, Notebook | None]:

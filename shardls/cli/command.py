@@ -12,6 +12,8 @@ import argparse
 from collections.abc import Callable
 from typing import NoReturn, Protocol, TypeAlias, TypeVar
 
+from shardls.core.suggest import did_you_mean
+
 T = TypeVar("T")
 
 EXIT_OK = 0
@@ -24,10 +26,38 @@ class UsageError(Exception):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (no usage block), so scripts can show it."""
+    """argparse, but a usage error is one line on stderr (no usage block), so scripts can show
+    it, and a mistyped choice or option is answered with the one it most resembles."""
 
     def error(self, message: str) -> NoReturn:
+        unknown = message.removeprefix(_UNRECOGNIZED)
+        if unknown != message:
+            first = unknown.split()[0].partition("=")[0]
+            message += did_you_mean(first, self._all_option_strings())
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        choices = action.choices
+        if choices is not None and value not in choices:
+            names = [str(choice) for choice in choices]
+            raise argparse.ArgumentError(
+                action,
+                f"invalid choice: {value!r}{did_you_mean(str(value), names)} "
+                f"(choose from {', '.join(map(repr, names))})",
+            )
+
+    def _all_option_strings(self) -> list[str]:
+        """This parser's options and its subcommands' (argparse reports a subcommand's unknown
+        option from the top-level parser)."""
+        found = list(self._option_string_actions)
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for parser in action.choices.values():
+                    found += parser._option_string_actions
+        return found
+
+
+_UNRECOGNIZED = "unrecognized arguments: "
 
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[ArgumentParser]"

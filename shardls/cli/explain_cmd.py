@@ -108,7 +108,7 @@ def _analyse(args: argparse.Namespace, target: Target) -> tuple[FileAnalysis, tu
     config, layer = config_and_layer(args, target.path)
     root = (config.root or target.path.parent).resolve()
     analysis = Analyzer(Workspace([root])).analyze(
-        str(target.path.resolve()), text, merge_settings(config.layer, layer)
+        str(target.path.resolve()), text, merge_settings(config.layer, layer, file=target.path)
     )
     return analysis, lines, line
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shardls.cli.output import concise, full, github, json_format, sarif
+from shardls.cli.output import concise, full, github, gitlab, json_format, junit, sarif
 from shardls.cli.output.common import OutputOptions, Writer
 
 FORMATS: dict[str, Writer] = {
@@ -11,6 +11,8 @@ FORMATS: dict[str, Writer] = {
     "json": json_format.write,
     "github": github.write,
     "sarif": sarif.write,
+    "gitlab": gitlab.write,
+    "junit": junit.write,
 }
 
 LAYOUT_FORMATS = frozenset({"full", "concise", "json"})

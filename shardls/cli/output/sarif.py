@@ -3,11 +3,16 @@
 One run; the driver lists every rule of ALL_RULES (id, name, summary, default level and a
 helpUri to its page under docs/rules/). Columns count Unicode code points, as Python strings
 do (`columnKind`). Paths are relative to the working directory (`%SRCROOT%`) when possible.
+
+Diagnostics a comment suppressed are results too, with an `inSource` suppression whose
+justification is the comment: code scanning then shows them as dismissed in code instead of
+forgetting them (settings such as `ignore` remove rules, so those are not results at all).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import TextIO
@@ -48,7 +53,10 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
         },
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
-        "results": [_result(report, d, codes) for report, d in diagnostics(reports)],
+        "results": [
+            *(_result(report, d, codes) for report, d in diagnostics(reports)),
+            *(_suppressed(report, d, codes) for report in reports for d in report.suppressed),
+        ],
     }
     json.dump({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, out, indent=2)
     out.write("\n")
@@ -73,6 +81,18 @@ def _result(report: FileReport, diagnostic: Diagnostic, codes: list[str]) -> dic
             for number, related in enumerate(diagnostic.related)
         ]
     return result
+
+
+_COMMENT = re.compile(r"#\s*(?:shardls\s*:|noqa\b).*$", re.IGNORECASE)
+
+
+def _suppressed(report: FileReport, diagnostic: Diagnostic, codes: list[str]) -> dict[str, object]:
+    line = report.lines[diagnostic.span.line] if diagnostic.span.line < len(report.lines) else ""
+    comment = _COMMENT.search(line)
+    suppression: dict[str, object] = {"kind": "inSource", "status": "accepted"}
+    if comment is not None:
+        suppression["justification"] = comment.group(0).strip()
+    return {**_result(report, diagnostic, codes), "suppressions": [suppression]}
 
 
 def _location(path: str, where: Location) -> dict[str, object]:
