@@ -15,7 +15,10 @@ but answers nothing more. It also lets `exit` end the process with status 0 whet
   `shutdown`, else 1, as the LSP specification says).
 
 Framing (`FrameReader`) is separate from I/O so that it can be tested on any split of a stream.
-Everything after framing is pygls's: `structure_message` and `handle_message` of the protocol.
+Everything after framing is pygls's: `structure_message` and `handle_message` of the protocol;
+an exception either raises (a bug, e.g. pygls's `$/cancelRequest` of an id `{}`) is logged in
+one line and answered, if the message was a request, with Internal Error: no message ends the
+server.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidRequest, JsonRpcParseError
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
 from pygls.io_ import StdoutWriter
 from pygls.server import JsonRPCServer
 
@@ -191,7 +194,13 @@ def dispatch(server: JsonRPCServer, body: bytes) -> None:
     except JsonRpcException as error:  # wrong params: a request among them was answered (server.py)
         logger.warning("Cannot read a %r message: %s", data.get("method", "response"), error)
         return
-    server.protocol.handle_message(message)
+    try:
+        server.protocol.handle_message(message)
+    except Exception as error:  # a bug in pygls or shardls: it costs this message, not the server
+        logger.error("Failed to handle a %r message: %s: %s", data.get("method"), type(error).__name__, error)
+        logger.debug("The failure of that message", exc_info=error)
+        if "method" in data and _is_id(data.get("id")):
+            _answer_error(server, data, JsonRpcInternalError.CODE, f"Internal error: {error}")
 
 
 async def _read_messages(server: JsonRPCServer, read: Callable[[int], bytes]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -84,8 +83,8 @@ def open_units(workspace: Workspace) -> list[Unit]:
 
 
 def open_document(workspace: Workspace, uri: str) -> TextDocument | None:
-    """The editor's document (pygls keys them by unquoted URI); None when it is not open."""
-    document: TextDocument | None = workspace.text_documents.get(unquote(uri))
+    """The editor's document (keyed by its exact URI, see EditorWorkspace); None: not open."""
+    document: TextDocument | None = workspace.text_documents.get(uri)
     return document
 
 

@@ -18,14 +18,17 @@ from typing import Any
 
 from lsp_helpers import HANG
 
-SERVE = [sys.executable, "-m", "shardls", "serve", "--log-level", "warning"]
+SERVE = [sys.executable, "-m", "shardls", "serve"]
 
 
 class RawServer:
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, log_level: str = "warning") -> None:
         self._log = log.open("wb")
         self.process = subprocess.Popen(
-            SERVE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
+            [*SERVE, "--log-level", log_level],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
         )
         self._ids = itertools.count(1)
         self._responses: dict[object, dict[str, Any]] = {}

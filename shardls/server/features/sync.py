@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from shardls.server.guard import handler
+from shardls.server.view import same_file
 
 if TYPE_CHECKING:
     from shardls.server.server import ShardServer
@@ -52,7 +53,12 @@ def register(server: ShardServer) -> None:
     @handler(server, types.TEXT_DOCUMENT_DID_CLOSE, None)
     async def did_close(params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
-        server.analyses.set_text(to_fs_path(uri) or uri, None)
+        path = to_fs_path(uri) or uri
+        # The file may still be open under another spelling of its URI: its text stays the editor's.
+        other = next(
+            (unit for unit in server.units() if not unit.is_notebook and same_file(unit.path, path)), None
+        )
+        server.analyses.set_text(path, other.text if other is not None else None)
         server.closed(uri, [uri])
         server.changed(None)
 
