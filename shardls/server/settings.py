@@ -102,7 +102,7 @@ class SettingsStore:
         self._reported.clear()
 
     def for_path(self, path: str) -> Settings:
-        return merge_settings(self._config(Path(path).parent).layer, self.editor.layer)
+        return merge_settings(self._config(Path(path).parent).layer, self.editor.layer, file=Path(path))
 
     def _config(self, folder: Path) -> Config:
         config = self._configs.get(folder)

@@ -265,3 +265,12 @@ def test_merge_settings_without_a_file_ignores_no_file_patterns(tmp_path: Path) 
     layer = load_config(tmp_path / "shardls.toml").layer
     assert merge_settings(layer).enabled("SH001")
     assert not merge_settings(layer, file=tmp_path / "m.py").enabled("SH001")
+
+
+def test_the_language_server_applies_per_file_ignores_too(tmp_path: Path) -> None:
+    from shardls.server.settings import SettingsStore
+
+    write(tmp_path, {"shardls.toml": 'per-file-ignores = {"tests/" = ["SH001"]}\n'})
+    store = SettingsStore(report=lambda message: None)
+    assert store.for_path(str(tmp_path / "model.py")).enabled("SH001")
+    assert not store.for_path(str(tmp_path / "tests" / "test_model.py")).enabled("SH001")
