@@ -8,10 +8,10 @@ import { DidChangeConfigurationNotification } from 'vscode-languageclient/node';
 import { pickDeviceCount } from './deviceCount';
 import { pythonExtension, type PythonExtension } from './pythonExtension';
 import { LOOSE, placeOf } from './scope';
-import { settingsReader, startServer } from './server';
+import { launchSettingsOf, startServer } from './server';
 import { ServerCommands } from './serverCommands';
 import { Servers } from './servers';
-import { launchSettings, RESTART_KEYS, SECTION } from './settings';
+import { RESTART_KEYS, SECTION } from './settings';
 import { MeshStatus, SET_DEVICE_COUNT } from './status';
 
 let servers: Servers | undefined;
@@ -45,6 +45,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       running.serveNotebook(notebook);
     }),
     vscode.workspace.onDidChangeConfiguration((event) => void applySettings(running, event)),
+    // Leaving Restricted Mode: importStrategy and the Python extension's interpreter apply now.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void running.restart()),
     // A removed folder's server stops; the server without a folder serves other files once none is left.
     vscode.workspace.onDidChangeWorkspaceFolders(
       (event) => void running.restart([...event.removed.map((folder) => folder.uri.toString()), LOOSE.key]),
@@ -85,7 +87,7 @@ async function followSelection(running: Servers, python: PythonExtension): Promi
   for (const { scope, server } of await running.all()) {
     const folder = scope.folder?.uri;
     const selected = await python.selectedInterpreter(folder);
-    const configured = launchSettings(settingsReader(folder)).interpreter !== '';
+    const configured = launchSettingsOf(folder).interpreter !== '';
     if (!configured && selected !== undefined && selected !== server?.interpreter.command) {
       restart.push(scope.key);
     }

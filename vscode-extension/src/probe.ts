@@ -2,6 +2,7 @@
 
 import { execFile, type ExecFileException } from 'node:child_process';
 import type { Probe, PythonInfo } from './interpreter';
+import { ISOLATED } from './isolation';
 
 const TIMEOUT_MS = 20_000;
 
@@ -13,11 +14,15 @@ const SCRIPT = [
   '                  "shardls": spec.origin if spec else None}))',
 ].join('\n');
 
-/** A probe that runs interpreters in `cwd` (the folder the server will run in). */
-export function probeIn(cwd: string | undefined): Probe {
+/**
+ * A probe that runs interpreters isolated (`-I`) in `cwd`, a folder outside the workspace (the
+ * extension's own): a workspace's `json.py` or `importlib/` would otherwise run here.
+ */
+export function probeIn(cwd: string): Probe {
+  const args = [ISOLATED, '-c', SCRIPT];
   return (command) =>
     new Promise((resolve, reject) => {
-      execFile(command, ['-c', SCRIPT], { cwd, timeout: TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
+      execFile(command, args, { cwd, timeout: TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
         if (error !== null) {
           reject(new Error(reason(error, stderr)));
           return;

@@ -5,9 +5,9 @@
  * their own, which reads the user's and the workspace's settings.
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DocumentSelector } from 'vscode-languageclient/node';
+import { isInside } from './isolation';
 
 export interface Scope {
   /** The folder's URI; '' for the scope without a folder. */
@@ -66,9 +66,4 @@ function notebookOf(uri: vscode.Uri): vscode.Uri | undefined {
   return vscode.workspace.notebookDocuments.find((notebook) =>
     notebook.getCells().some((each) => each.document.uri.toString() === cell),
   )?.uri;
-}
-
-function isInside(file: string, folder: string): boolean {
-  const relative = path.relative(folder, file);
-  return !relative.startsWith('..') && !path.isAbsolute(relative);
 }

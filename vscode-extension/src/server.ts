@@ -13,11 +13,12 @@ import {
   type Interpreter,
   type Sources,
 } from './interpreter';
+import { insideAny, locate } from './isolation';
 import { probeIn } from './probe';
 import type { PythonExtension } from './pythonExtension';
 import type { ServerCommands } from './serverCommands';
 import { documentSelector, placeOf, scopeOf, type Scope } from './scope';
-import { launchSettings, SECTION, serverSettings, type SettingReader } from './settings';
+import { launchSettings, SECTION, serverSettings, type LaunchSettings, type SettingReader } from './settings';
 
 /** The client's id: VS Code reads its trace setting from `shardls.trace.server`. */
 const CLIENT_ID = 'shardls';
@@ -43,16 +44,35 @@ export function settingsReader(folder: vscode.Uri | undefined): SettingReader {
   return (key) => configuration.get(key);
 }
 
+/** The `shardls.*` settings of the user's own settings alone (their defaults when unset there). */
+export function userSettingsReader(): SettingReader {
+  const configuration = vscode.workspace.getConfiguration(SECTION);
+  return (key) => {
+    const values = configuration.inspect(key);
+    return values?.globalValue ?? values?.defaultValue;
+  };
+}
+
+/** How the server for a folder is started, from the settings and the workspace's trust. */
+export function launchSettingsOf(folder: vscode.Uri | undefined): LaunchSettings {
+  return launchSettings(settingsReader(folder), userSettingsReader(), vscode.workspace.isTrusted);
+}
+
 /** Starts the scope's server; undefined when it cannot start (the user has been told why). */
 export async function startServer(scope: Scope, environment: Environment): Promise<Server | undefined> {
   const { context, log, python, commands } = environment;
   const folder = scope.folder?.uri;
   const place = placeOf(scope);
-  const launch = launchSettings(settingsReader(folder));
+  const launch = launchSettingsOf(folder);
+  // Every Python runs from the extension's own folder, never from the workspace (isolation.ts).
+  const outside = context.extensionPath;
+  if (!vscode.workspace.isTrusted) {
+    log.info(`Restricted Mode: the bundled shardls, with a Python from outside the workspace, serves ${place}.`);
+  }
 
   const { interpreter, attempts } = await discoverInterpreter(
     interpreterSources(launch.interpreter, folder, python),
-    probeIn(folder?.fsPath),
+    probeIn(outside),
   );
   if (interpreter === undefined) {
     const message = noInterpreterMessage(attempts, place);
@@ -86,7 +106,7 @@ export async function startServer(scope: Scope, environment: Environment): Promi
   const client = new LanguageClient(
     CLIENT_ID,
     scope.folder === undefined ? 'shardls' : `shardls (${scope.folder.name})`,
-    { command: command.command, args: [...command.args], options: { cwd: folder?.fsPath ?? os.homedir() } },
+    { command: command.command, args: [...command.args], options: { cwd: outside } },
     clientOptions(scope, log),
   );
   client.registerFeature(commands.feature());
@@ -104,15 +124,15 @@ function interpreterSources(
   folder: vscode.Uri | undefined,
   python: PythonExtension | undefined,
 ): Sources {
-  const windows = process.platform === 'win32';
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((each) => each.uri.fsPath);
+  const base = folder?.fsPath ?? os.homedir();
   return {
     setting: expandSetting(setting, folder?.fsPath, os.homedir()),
+    trusted: vscode.workspace.isTrusted,
     pythonExtension: async () => python?.selectedInterpreter(folder),
-    venv:
-      folder === undefined
-        ? undefined
-        : path.join(folder.fsPath, '.venv', ...(windows ? ['Scripts', 'python.exe'] : ['bin', 'python'])),
-    pathCommand: windows ? 'python' : 'python3',
+    pathCommand: process.platform === 'win32' ? 'python' : 'python3',
+    locate: (command) => locate(command, base, process.env.PATH ?? '', folders),
+    insideWorkspace: (file) => insideAny(file, folders),
   };
 }
 

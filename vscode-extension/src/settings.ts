@@ -24,6 +24,13 @@ export interface LaunchSettings {
   readonly logLevel: LogLevel;
 }
 
+/**
+ * Settings that name a program or a path, or pass arguments that may (`--log-file` writes one):
+ * only the user's own value counts, never a workspace's. package.json scopes them `machine`,
+ * which VS Code enforces; reading the user's value alone holds whatever a settings file says.
+ */
+export const USER_ONLY_KEYS = ['interpreter', 'args'] as const;
+
 /** Settings that take effect only when the server restarts. */
 export const RESTART_KEYS = ['interpreter', 'importStrategy', 'args', 'logLevel'] as const;
 
@@ -40,12 +47,17 @@ const SERVER_KEYS = [
 ] as const;
 export type ServerSettings = Partial<Record<(typeof SERVER_KEYS)[number], unknown>>;
 
-export function launchSettings(read: SettingReader): LaunchSettings {
-  const interpreter = read('interpreter');
-  const args = read('args');
+/**
+ * How to start the server: `user` reads the user's own settings (for USER_ONLY_KEYS), `read`
+ * the settings in effect for the folder. In Restricted Mode (`trusted` false) the bundled
+ * shardls runs, whatever importStrategy says.
+ */
+export function launchSettings(read: SettingReader, user: SettingReader, trusted: boolean): LaunchSettings {
+  const interpreter = user('interpreter');
+  const args = user('args');
   return {
     interpreter: typeof interpreter === 'string' ? interpreter.trim() : '',
-    importStrategy: oneOf(read('importStrategy'), IMPORT_STRATEGIES, 'useBundled'),
+    importStrategy: trusted ? oneOf(read('importStrategy'), IMPORT_STRATEGIES, 'useBundled') : 'useBundled',
     args: Array.isArray(args) ? args.filter((arg): arg is string => typeof arg === 'string') : [],
     logLevel: oneOf(read('logLevel'), LOG_LEVELS, 'warning'),
   };

@@ -11,7 +11,8 @@ function interpreter(shardls: string | null): Interpreter {
 }
 
 function settings(values: Record<string, unknown>) {
-  return launchSettings((key) => values[key]);
+  const read = (key: string) => values[key];
+  return launchSettings(read, read, true);
 }
 
 describe('serverCommand', () => {
@@ -24,7 +25,7 @@ describe('serverCommand', () => {
       ),
       {
         command: 'python3',
-        args: [LAUNCHER, 'serve', '--log-level', 'warning', '--log-file', '/tmp/s.log'],
+        args: ['-I', LAUNCHER, 'serve', '--log-level', 'warning', '--log-file', '/tmp/s.log'],
         bundled: true,
       },
     );
@@ -39,7 +40,7 @@ describe('serverCommand', () => {
       ),
       {
         command: 'python3',
-        args: ['-m', 'shardls', 'serve', '--log-level', 'debug'],
+        args: ['-I', '-m', 'shardls', 'serve', '--log-level', 'debug'],
         bundled: false,
       },
     );

@@ -2,17 +2,22 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { launchSettings, serverSettings, type SettingReader } from '../../src/settings';
+import { launchSettings, RESTART_KEYS, serverSettings, USER_ONLY_KEYS, type SettingReader } from '../../src/settings';
+
+interface Manifest {
+  contributes: { configuration: { properties: Record<string, { default: unknown; scope?: string }> } };
+  capabilities: {
+    untrustedWorkspaces: { supported: unknown; description: unknown; restrictedConfigurations: string[] };
+    virtualWorkspaces: { supported: unknown };
+  };
+}
+
+const MANIFEST = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as Manifest;
+const PROPERTIES = MANIFEST.contributes.configuration.properties;
 
 /** The `shardls.*` settings' defaults as package.json declares them, without the prefix. */
 const DEFAULTS: Record<string, unknown> = Object.fromEntries(
-  Object.entries(
-    (
-      JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
-        contributes: { configuration: { properties: Record<string, { default: unknown }> } };
-      }
-    ).contributes.configuration.properties,
-  ).map(([key, property]) => [key.replace(/^shardls\./, ''), property.default]),
+  Object.entries(PROPERTIES).map(([key, property]) => [key.replace(/^shardls\./, ''), property.default]),
 );
 
 /** The settings' defaults, overridden by `values`. */
@@ -62,7 +67,7 @@ describe('serverSettings', () => {
 
 describe('launchSettings', () => {
   it('reads the defaults', () => {
-    assert.deepEqual(launchSettings(reader()), {
+    assert.deepEqual(launchSettings(reader(), reader(), true), {
       interpreter: '',
       importStrategy: 'useBundled',
       args: [],
@@ -71,30 +76,70 @@ describe('launchSettings', () => {
   });
 
   it('keeps valid values and replaces invalid ones with the defaults', () => {
+    const values = {
+      interpreter: ' /opt/py/bin/python ',
+      importStrategy: 'fromEnvironment',
+      args: ['--log-file', 3, 'x.log'],
+      logLevel: 'debug',
+    };
+    assert.deepEqual(launchSettings(reader(values), reader(values), true), {
+      interpreter: '/opt/py/bin/python',
+      importStrategy: 'fromEnvironment',
+      args: ['--log-file', 'x.log'],
+      logLevel: 'debug',
+    });
+    const invalid = { interpreter: 3, importStrategy: 'pip', args: '--tcp', logLevel: 'loud' };
+    assert.deepEqual(launchSettings(reader(invalid), reader(invalid), true), {
+      interpreter: '',
+      importStrategy: 'useBundled',
+      args: [],
+      logLevel: 'warning',
+    });
+  });
+
+  it("takes the interpreter and the arguments (--log-file) from the user's settings alone", () => {
+    const workspace = reader({ interpreter: '/repo/trap', args: ['--log-file', '/home/me/.bashrc'] });
+    const user = reader({ interpreter: '/usr/bin/python3.12', args: ['--log-file', '/tmp/mine.log'] });
+    assert.deepEqual(launchSettings(workspace, reader(), true), {
+      interpreter: '',
+      importStrategy: 'useBundled',
+      args: [],
+      logLevel: 'warning',
+    });
+    const launch = launchSettings(workspace, user, true);
+    assert.equal(launch.interpreter, '/usr/bin/python3.12');
+    assert.deepEqual(launch.args, ['--log-file', '/tmp/mine.log']);
+  });
+
+  it('runs the bundled shardls in Restricted Mode, whatever importStrategy says', () => {
+    const everywhere = reader({ importStrategy: 'fromEnvironment' });
+    assert.equal(launchSettings(everywhere, everywhere, true).importStrategy, 'fromEnvironment');
+    assert.equal(launchSettings(everywhere, everywhere, false).importStrategy, 'useBundled');
+  });
+});
+
+describe('package.json', () => {
+  it('declares limited support of untrusted workspaces, restricting every setting that starts a program', () => {
+    const { untrustedWorkspaces, virtualWorkspaces } = MANIFEST.capabilities;
+    assert.equal(untrustedWorkspaces.supported, 'limited');
+    assert.equal(typeof untrustedWorkspaces.description, 'string');
     assert.deepEqual(
-      launchSettings(
-        reader({
-          interpreter: ' /opt/py/bin/python ',
-          importStrategy: 'fromEnvironment',
-          args: ['--log-file', 3, 'x.log'],
-          logLevel: 'debug',
-        }),
-      ),
-      {
-        interpreter: '/opt/py/bin/python',
-        importStrategy: 'fromEnvironment',
-        args: ['--log-file', 'x.log'],
-        logLevel: 'debug',
-      },
+      [...untrustedWorkspaces.restrictedConfigurations].sort(),
+      [...USER_ONLY_KEYS, 'importStrategy'].map((key) => `shardls.${key}`).sort(),
     );
-    assert.deepEqual(
-      launchSettings(reader({ interpreter: 3, importStrategy: 'pip', args: '--tcp', logLevel: 'loud' })),
-      {
-        interpreter: '',
-        importStrategy: 'useBundled',
-        args: [],
-        logLevel: 'warning',
-      },
-    );
+    assert.equal(virtualWorkspaces.supported, false);
+  });
+
+  it('scopes the settings that name a program or a path to the machine: no workspace can set them', () => {
+    for (const key of USER_ONLY_KEYS) {
+      assert.equal(PROPERTIES[`shardls.${key}`]?.scope, 'machine', key);
+    }
+    assert.equal(PROPERTIES['shardls.importStrategy']?.scope, 'machine-overridable');
+  });
+
+  it('restarts the server for every setting that changes how it starts', () => {
+    for (const key of [...USER_ONLY_KEYS, 'importStrategy']) {
+      assert.ok((RESTART_KEYS as readonly string[]).includes(key), key);
+    }
   });
 });
