@@ -89,13 +89,16 @@ class FileIgnore:
     base: Path
 
     def applies_to(self, path: Path) -> bool:
+        """Whether the file or one of its folders below `base` matches (both with symbolic
+        links resolved, since configuration files are found by their resolved paths)."""
         negated = self.pattern.startswith("!")
-        patterns = PatternSet.parse(self.base, [self.pattern[1:] if negated else self.pattern])
-        absolute = Path(os.path.abspath(path))
+        base = Path(os.path.realpath(self.base))
+        patterns = PatternSet.parse(base, [self.pattern[1:] if negated else self.pattern])
+        file = Path(os.path.realpath(path))
         matched = any(
-            patterns.match(candidate, candidate != absolute) is True
-            for candidate in (absolute, *absolute.parents)
-            if candidate == self.base or self.base in candidate.parents
+            patterns.match(candidate, candidate != file) is True
+            for candidate in (file, *file.parents)
+            if base in candidate.parents
         )
         return matched != negated
 

@@ -274,3 +274,12 @@ def test_the_language_server_applies_per_file_ignores_too(tmp_path: Path) -> Non
     store = SettingsStore(report=lambda message: None)
     assert store.for_path(str(tmp_path / "model.py")).enabled("SH001")
     assert not store.for_path(str(tmp_path / "tests" / "test_model.py")).enabled("SH001")
+
+
+def test_per_file_ignores_of_an_explicit_relative_config(capsys: pytest.CaptureFixture[str]) -> None:
+    write(
+        Path("."), {"ci/shardls.toml": 'per-file-ignores = {"tests/" = ["SH001"]}\n', "ci/tests/bad.py": BAD}
+    )
+    assert check(capsys, "--config", "ci/shardls.toml", "ci").code == 0
+    write(Path("."), {"ci/shardls.toml": 'per-file-ignores = {"*" = ["SH001"]}\n', "bad.py": BAD})
+    assert check(capsys, "--config", "ci/shardls.toml", "bad.py").code == 1  # outside its folder
