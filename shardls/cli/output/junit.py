@@ -65,5 +65,9 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
         ElementTree.SubElement(suite, "testcase", name="No errors found", classname="shardls")
     ElementTree.indent(root, space="  ")
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    out.write(ElementTree.tostring(root, encoding="unicode"))
+    # ASCII with character references: the declared UTF-8 stays true whatever the encoding of
+    # the stream (a cp1252 console redirected to a file) and the XML the same document.
+    out.write(
+        ElementTree.tostring(root, encoding="unicode").encode("ascii", "xmlcharrefreplace").decode("ascii")
+    )
     out.write("\n")
