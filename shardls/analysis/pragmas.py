@@ -1,24 +1,65 @@
 """Comments that steer the analysis: device count, mesh, suppression; and hints real code already
-carries about its device count (`XLA_FLAGS=--xla_force_host_platform_device_count=8`)."""
+carries about its device count (`XLA_FLAGS=--xla_force_host_platform_device_count=8`).
+
+Comments are found with Python's tokenizer, one top-level statement at a time, so a `#` inside a
+string is never a comment and a pragma may follow other text in a comment
+(`x = 1  # note  # shardls: ignore[SH005]`), as ruff reads `# noqa`.
+
+A suppression applies to the lines of its logical line that cannot carry a comment of their own,
+as in ruff: the lines of a backslash continuation and of a multi-line string are covered by a
+comment on the last of them, the only place Python allows one.
+"""
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from shardls.analysis.source import ParsedSource
+from shardls.analysis.rules import ALL_RULES
+from shardls.analysis.source import ParsedSource, Segment
 from shardls.core import Mesh
 from shardls.meshtext import parse_mesh_text
 
-_PRAGMA = re.compile(r"#\s*shardls:\s*(?P<body>.*)$")
-_IGNORE = re.compile(r"ignore(?:\[(?P<codes>[^\]]*)\])?\s*$")
+_PRAGMA = re.compile(r"#\s*shardls\s*:\s*")
+_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
+_NOQA_CODE = re.compile(r"[A-Z]+[0-9]+")
 _XLA_HINT = re.compile(r"xla_force_host_platform_device_count\s*=\s*(\d+)")
 _CPU_DEVICES_HINT = re.compile(r"""jax_num_cpu_devices['"]\s*,\s*(\d+)""")
+_OUR_CODE = re.compile(r"SH\d+")
+_LIST_ITEM = re.compile(r"[^\s,]+")
 
-ALL_CODES = frozenset({"*"})
+SHARDLS = "shardls"
+NOQA = "noqa"
+
+
+@dataclass(frozen=True)
+class Code:
+    """One code of a suppression, with its columns on the comment's line."""
+
+    code: str
+    column: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """`# shardls: ignore[...]` or `# noqa: ...` on `line`, from `column` (its `#`) to `end_column`."""
+
+    kind: str
+    """SHARDLS or NOQA."""
+    line: int
+    column: int
+    end_column: int
+    codes: tuple[Code, ...] | None
+    """None for a bare `ignore` or `noqa` (every code)."""
+
+    def covers(self, code: str, bare_noqa: bool) -> bool:
+        if self.codes is None:
+            return self.kind == SHARDLS or bare_noqa
+        return any(c.code == code for c in self.codes)
 
 
 @dataclass(frozen=True)
@@ -29,22 +70,52 @@ class Pragmas:
     """(count, line, what) from XLA_FLAGS or jax_num_cpu_devices in the code."""
     mesh: tuple[Mesh, int] | None = None
     ignore_file: bool = False
-    ignored: dict[int, frozenset[str]] = field(default_factory=dict)
-    """0-based line -> codes ignored there (`ALL_CODES` for a bare `ignore`)."""
+    suppressions: tuple[Suppression, ...] = ()
+    comment_lines: dict[int, int] = field(default_factory=dict)
+    """Line -> the line whose comment covers it, for the lines that cannot carry one (only for
+    statements that hold a suppression)."""
     errors: tuple[tuple[int, str], ...] = ()
+    """(line, why) for each pragma shardls cannot read (SH402)."""
+    bare_noqa: bool = False
+    """Whether a bare `# noqa` silences shardls too (the `bare-noqa` setting)."""
+
+    def suppression_for(self, line: int, code: str) -> Suppression | None:
+        """The suppression that silences `code` on `line`, if any."""
+        at = self.comment_lines.get(line, line)
+        return next((s for s in self._by_line.get(at, ()) if s.covers(code, self.bare_noqa)), None)
 
     def suppressed(self, line: int, code: str) -> bool:
-        codes = self.ignored.get(line)
-        return codes is not None and (codes is ALL_CODES or "*" in codes or code in codes)
+        return self.suppression_for(line, code) is not None
+
+    @property
+    def _by_line(self) -> dict[int, list[Suppression]]:
+        found: dict[int, list[Suppression]] = {}
+        for suppression in self.suppressions:
+            found.setdefault(suppression.line, []).append(suppression)
+        return found
 
 
-def read_pragmas(source: ParsedSource) -> Pragmas:
+@dataclass(frozen=True)
+class Comment:
+    line: int
+    column: int
+    text: str
+
+
+@dataclass(frozen=True)
+class StatementComments:
+    """The comments of one top-level statement and where its lines' comments must go."""
+
+    comments: tuple[Comment, ...]
+    comment_lines: dict[int, int]
+
+
+def read_pragmas(source: ParsedSource, bare_noqa: bool = False) -> Pragmas:
     lines = source.lines
-    device_count = None
-    device_hint = None
-    mesh = None
+    device_count = device_hint = mesh = None
     ignore_file = False
-    ignored: dict[int, frozenset[str]] = {}
+    suppressions: list[Suppression] = []
+    comment_lines: dict[int, int] = {}
     errors: list[tuple[int, str]] = []
     for number, line in enumerate(lines):
         if device_hint is None and "device" in line:
@@ -52,66 +123,196 @@ def read_pragmas(source: ParsedSource) -> Pragmas:
             if match:
                 what = "XLA_FLAGS hint" if "xla_force" in match.group(0) else "jax_num_cpu_devices hint"
                 device_hint = (int(match.group(1)), number, what)
-        if "shardls" not in line:
-            continue
-        pragma = _PRAGMA.search(line)
-        if pragma is None or not _is_comment(source, number, pragma.start()):
-            continue
-        body = pragma.group("body").strip()
-        if body == "ignore-file":
-            ignore_file = True
-        elif body.startswith("ignore"):
-            match = _IGNORE.match(body)
-            if match is None:
-                errors.append((number, f"cannot read the pragma {body!r}"))
-                continue
-            codes = match.group("codes")
-            ignored[number] = (
-                ALL_CODES if codes is None else frozenset(c.strip() for c in codes.split(",") if c.strip())
-            )
-        elif body.startswith("device-count"):
-            value = body.partition("=")[2].strip()
-            if value.isdigit() and int(value) > 0:
-                device_count = (int(value), number)
-            else:
-                errors.append((number, f"device-count needs a positive integer, got {value!r}"))
-        elif body.startswith("mesh"):
-            try:
-                mesh = (parse_mesh_text(body[4:].strip(" =")), number)
-            except ValueError as error:
-                errors.append((number, str(error)))
-        else:
-            errors.append((number, f"unknown shardls pragma {body!r}"))
-    return Pragmas(device_count, device_hint, mesh, ignore_file, ignored, tuple(errors))
-
-
-def _is_comment(source: ParsedSource, line: int, column: int) -> bool:
-    """Whether the `#` at (line, column) starts a real comment, not text inside a string
-    (a docstring that mentions `# shardls: ignore-file` must not switch the analysis off)."""
     for segment in source.segments:
-        if segment.first_line <= line < segment.first_line + len(segment.lines):
-            relative = line - segment.first_line + 1
-            for stmt in segment.body:
-                if stmt.lineno <= relative <= (stmt.end_lineno or stmt.lineno) and _in_multiline_string(
-                    stmt, relative
-                ):
-                    return False
-            break
-    text = source.lines[line]
+        if SHARDLS not in segment.text and NOQA not in segment.text.lower():
+            continue
+        scanned = statement_comments(segment)
+        found_here = False
+        for comment in scanned.comments:
+            for directive, start, end in _directives(comment.text):
+                line, column = comment.line, comment.column + start
+                if _NOQA.match(directive):
+                    noqa = _noqa(directive, line, column)
+                    if noqa is not None:
+                        suppressions.append(noqa)
+                        found_here = True
+                    continue
+                body = directive[_PRAGMA.match(directive).end() :].strip()  # type: ignore[union-attr]
+                if body == "ignore-file":
+                    ignore_file = True
+                elif body.startswith("ignore"):
+                    read = _ignore(body, line, column, comment.column + end)
+                    if isinstance(read, str):
+                        errors.append((line, read))
+                    else:
+                        suppressions.append(read)
+                        found_here = True
+                elif body.startswith("device-count"):
+                    value = body.partition("=")[2].strip()
+                    if value.isdigit() and int(value) > 0:
+                        device_count = (int(value), line)
+                    else:
+                        errors.append((line, f"device-count needs a positive integer, got {value!r}"))
+                elif body.startswith("mesh"):
+                    try:
+                        mesh = (parse_mesh_text(body[4:].strip(" =")), line)
+                    except ValueError as error:
+                        errors.append((line, str(error)))
+                else:
+                    errors.append((line, f"unknown shardls pragma {body!r}"))
+        if found_here:
+            comment_lines.update(scanned.comment_lines)
+    return Pragmas(
+        device_count,
+        device_hint,
+        mesh,
+        ignore_file,
+        tuple(suppressions),
+        comment_lines,
+        tuple(errors),
+        bare_noqa,
+    )
+
+
+def comment_line(source: ParsedSource, line: int) -> int:
+    """The line where a comment about `line` must go: `line` itself, or the last line of the
+    backslash continuation or multi-line string it is part of."""
+    segment = next((s for s in source.segments if s.first_line <= line < s.first_line + len(s.lines)), None)
+    return line if segment is None else statement_comments(segment).comment_lines.get(line, line)
+
+
+def statement_comments(segment: Segment) -> StatementComments:
+    """Tokenize one top-level statement. Where the tokenizer gives up (a statement being typed),
+    the rest of its lines are read one by one, and a line where an unclosed string starts ends
+    the reading: what follows is inside the string."""
+    comments: list[Comment] = []
+    ends: set[int] = set()
+    """Rows where a logical or physical line ends with a token of its own (NEWLINE, NL, COMMENT)."""
+    rows_seen = 0
+    tokens = tokenize.generate_tokens(io.StringIO(segment.text).readline)
+    try:
+        for token in tokens:
+            if token.type == tokenize.COMMENT:
+                comments.append(
+                    Comment(segment.first_line + token.start[0] - 1, token.start[1], token.string)
+                )
+            if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT):
+                ends.add(token.start[0])
+            rows_seen = max(rows_seen, token.end[0])
+    except tokenize.TokenError as error:
+        message, (row, _) = error.args
+        rows_seen = max(rows_seen, len(segment.lines)) if "string" in str(message) else max(rows_seen, row)
+    except (SyntaxError, ValueError):  # an IndentationError: read the remaining lines alone
+        pass
+    for row in range(rows_seen + 1, len(segment.lines) + 1):
+        line = segment.first_line + row - 1
+        ends.add(row)
+        text = segment.lines[row - 1]
+        comment = _line_comment(text)
+        if comment is not None:
+            comments.append(Comment(line, comment, text[comment:]))
+    comment_lines: dict[int, int] = {}
+    target = segment.first_line + len(segment.lines) - 1
+    for row in range(len(segment.lines), 0, -1):
+        if row in ends or not segment.lines[row - 1].strip():
+            target = segment.first_line + row - 1
+        elif segment.first_line + row - 1 != target:
+            comment_lines[segment.first_line + row - 1] = target
+    return StatementComments(tuple(comments), comment_lines)
+
+
+def _line_comment(text: str) -> int | None:
+    """The column of the comment on one line read alone, if the tokenizer can tell."""
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
             if token.type == tokenize.COMMENT:
-                return token.start[1] == column
-    except (tokenize.TokenError, SyntaxError):
-        return False
-    return False
+                return token.start[1]
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return None
+    return None
 
 
-def _in_multiline_string(stmt: ast.stmt, line: int) -> bool:
-    return any(
-        isinstance(node, (ast.Constant, ast.JoinedStr))
-        and node.lineno < line <= (node.end_lineno or node.lineno)
-        or isinstance(node, (ast.Constant, ast.JoinedStr))
-        and node.lineno == line < (node.end_lineno or line)
-        for node in ast.walk(stmt)
+def _directives(comment: str) -> Iterator[tuple[str, int, int]]:
+    """Each `# shardls: ...` and `# noqa...` in a comment, with its columns in the comment; a
+    directive ends where the next `#` starts."""
+    starts = sorted(
+        {m.start() for m in _PRAGMA.finditer(comment)} | {m.start() for m in _NOQA.finditer(comment)}
     )
+    for start in starts:
+        following = comment.find("#", start + 1)
+        text = comment[start : len(comment) if following < 0 else following].rstrip()
+        yield text, start, start + len(text)
+
+
+def _noqa(directive: str, line: int, column: int) -> Suppression | None:
+    """ruff's reading of `# noqa`: bare, or `:` and codes separated by commas or spaces;
+    anything else is not one. `noqa` is case-insensitive and codes are upper case, as in ruff."""
+    head = _NOQA.match(directive)
+    assert head is not None
+    rest = directive[head.end() :]
+    if not rest.lstrip().startswith(":"):
+        if rest and not rest[0].isspace():
+            return None  # a code glued to the word: ruff refuses it
+        return Suppression(NOQA, line, column, column + head.end(), None)
+    codes: list[Code] = []
+    position = directive.index(":", head.end()) + 1
+    while position < len(directive):
+        while position < len(directive) and (directive[position].isspace() or directive[position] == ","):
+            position += 1
+        match = _NOQA_CODE.match(directive, position)
+        if match is None:
+            break
+        codes.append(Code(match.group(), column + match.start(), column + match.end()))
+        position = match.end()
+    if not codes:
+        return None
+    return Suppression(NOQA, line, column, codes[-1].end_column, tuple(codes))
+
+
+def _ignore(body: str, line: int, column: int, end_column: int) -> Suppression | str:
+    """`ignore` or `ignore[CODES]`, CODES full rule codes separated by commas or spaces; the
+    reason it cannot be read otherwise."""
+    rest = body[len("ignore") :].strip()
+    if not rest:
+        return Suppression(SHARDLS, line, column, end_column, None)
+    if not rest.startswith("[") or not rest.endswith("]"):
+        return f"cannot read the pragma {body!r}: write `ignore` or `ignore[SH001, SH002]`"
+    inside = rest[1:-1]
+    items = list(_LIST_ITEM.finditer(inside))
+    if not items:
+        return f"the pragma {body!r} names no code: write `ignore[SH001]`, or `ignore` for every code"
+    problems = [why for item in items if (why := _code_problem(item.group())) is not None]
+    if problems:
+        return "; ".join(problems)
+    bracket = end_column - len(rest) + 1
+    codes = tuple(Code(item.group(), bracket + item.start(), bracket + item.end()) for item in items)
+    return Suppression(SHARDLS, line, column, end_column, codes)
+
+
+def _code_problem(code: str) -> str | None:
+    """Why an `ignore[...]` item is not a full rule code (an unknown full code is left to the
+    unused-suppression check, as ruff does)."""
+    if code in ALL_RULES:
+        return None
+    upper = code.upper()
+    if upper in ALL_RULES:
+        return f"rule codes are upper case: write {upper}, not {code}"
+    matching = sorted(rule for rule in ALL_RULES if rule.startswith(upper))
+    if matching:
+        shown = ", ".join(matching[:4]) + (", ..." if len(matching) > 4 else "")
+        return (
+            f"{code} is a prefix, and `ignore[...]` takes full codes ({shown}); "
+            "prefixes work in the select and ignore settings"
+        )
+    if not _OUR_CODE.fullmatch(upper):
+        return f"{code!r} is not a rule code such as SH001"
+    return None
+
+
+def ours(code: str) -> bool:
+    """Whether a code in a `# noqa` is shardls's (the others belong to other tools)."""
+    return _OUR_CODE.fullmatch(code) is not None
+
+
+def remaining_codes(suppression: Suppression, removed: Sequence[str]) -> list[str]:
+    return [c.code for c in suppression.codes or () if c.code not in removed]

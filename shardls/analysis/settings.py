@@ -29,6 +29,8 @@ class Settings:
     hbm_per_device: int | None = None
     optimizer: str | None = None
     """sgd, momentum, adam, adamw or adafactor: its state counts toward `hbm_per_device` (SH213)."""
+    bare_noqa: bool = False
+    """Whether a bare `# noqa` (no codes) also silences shardls on its line (`bare-noqa`)."""
 
     def enabled(self, code: str) -> bool:
         if any(code.startswith(prefix) for prefix in self.ignore):

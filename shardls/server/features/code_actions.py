@@ -1,5 +1,6 @@
-"""Code actions: the quick fixes of `shardls.server.fixes` for the diagnostics in the requested
-range, as WorkspaceEdits on the document (or notebook cell) they apply to."""
+"""Code actions: the quick fixes of `shardls.fixes` (shared with `shardls check --fix`) for the
+diagnostics in the requested range, as WorkspaceEdits on the document (or notebook cell) they
+apply to."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from shardls.fixes import Fix, FixSource, fixes_for
 from shardls.server.features.diagnostics import lsp_diagnostic
-from shardls.server.fixes import Fix, fixes
 from shardls.server.guard import handler
 from shardls.server.view import View
 
@@ -29,13 +30,14 @@ def register(server: ShardServer) -> None:
         if view is None:
             return []
         actions = []
+        source = FixSource(view.unit.text)
         for diagnostic in view.diagnostics_in(view.unit_range(params.range)):
             if view.range(diagnostic.span) is None:
                 continue
             sites = [
                 s for s in view.sites_at(diagnostic.span.line, diagnostic.span.column) if s.spec is not None
             ]
-            for fix in fixes(diagnostic, view.unit.lines, sites[0] if sites else None):
+            for fix in fixes_for(diagnostic, source, sites[0] if sites else None):
                 actions.append(
                     types.CodeAction(
                         fix.title,
