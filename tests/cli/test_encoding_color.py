@@ -63,12 +63,12 @@ def test_the_fallback_keeps_an_error_handler_the_user_chose() -> None:
     use_ascii_fallback(chosen)
     chosen.write("→")
     chosen.flush()
-    assert chosen.buffer.getvalue() == b"&#8594;"  # type: ignore[attr-defined]
+    assert chosen.buffer.getvalue() == b"&#8594;"
     default = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     use_ascii_fallback(default)
     default.write("a → b")
     default.flush()
-    assert default.buffer.getvalue() == b"a -> b"  # type: ignore[attr-defined]
+    assert default.buffer.getvalue() == b"a -> b"
 
 
 # -- colour ------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def test_junit(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.out.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = ElementTree.fromstring(result.out.split("\n", 1)[1])
     assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "2", "2")
-    suites = {suite.get("name"): suite for suite in root}
+    suites = {suite.get("name", ""): suite for suite in root}
     assert sorted(suites) == ["bad.py", "pkg/typo.py"]
     (case,) = suites["pkg/typo.py"]
     assert (case.get("name"), case.get("classname"), case.get("line")) == (
