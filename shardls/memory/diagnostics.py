@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from shardls.analysis.facts import Diagnostic, Span
 from shardls.core import Severity
-from shardls.memory.figures import bytes_text, hbm_text, per_device_bytes, summary
+from shardls.memory.figures import per_device_bytes, summary
 from shardls.memory.model import ModelMemory, Models
 from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
+from shardls.render.units import short_bytes
 
 CODE = "SH213"
 
@@ -33,8 +34,8 @@ def hbm_diagnostics(models: Models, hbm: int, optimizer: str | None = None) -> l
                 _span(model),
                 CODE,
                 Severity.WARNING,
-                f"{model.name} needs {bytes_text(used)} per device for its {what}, more than "
-                f"hbm-per-device ({hbm_text(hbm)}): {summary(model, state)}; shard it over more "
+                f"{model.name} needs {short_bytes(used)} per device for its {what}, more than "
+                f"hbm-per-device ({short_bytes(hbm)}): {summary(model, state)}; shard it over more "
                 "devices (e.g. FSDP over a mesh axis) or use a smaller dtype",
                 data={"bytes_per_device": used, "hbm_per_device": hbm},
             )

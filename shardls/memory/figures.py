@@ -1,7 +1,9 @@
-"""Numbers as a memory report shows them: `6.7 B` parameters, `13.4 GB`, and the one-line summary
+"""Numbers as a memory report shows them: `6.7 B` parameters, `12.5 GiB`, and the one-line summary
 the code lens, the hover and the diagnostic share.
 
-Decimal units (GB = 10^9 bytes), the way model sizes and accelerator memory are quoted; the JSON
+Parameter counts are decimal (`6.7 B`, as model sizes are quoted); bytes are binary (GiB), as
+device memory is sized and as every other rendering of shardls writes them (`render.units`), so
+that a report's figures can be read against a hover's or against `--hbm 16GiB` directly. The JSON
 output keeps exact byte counts.
 """
 
@@ -10,9 +12,9 @@ from __future__ import annotations
 from shardls.core import Mesh
 from shardls.memory.model import Dim, ModelMemory
 from shardls.memory.optimizer import OptimizerState
+from shardls.render.units import short_bytes
 
 _COUNT_UNITS = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
-_BYTE_UNITS = ((10**12, "TB"), (10**9, "GB"), (10**6, "MB"), (10**3, "KB"))
 _SHORT_DTYPES = {"bfloat16": "bf16", "float32": "f32", "float16": "f16", "float64": "f64"}
 
 
@@ -22,20 +24,6 @@ def count_text(count: int) -> str:
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
     return str(count)
-
-
-def bytes_text(count: int) -> str:
-    """`13.4 GB`, `2.0 KB`, `96 B`."""
-    for scale, unit in _BYTE_UNITS:
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} B"
-
-
-def hbm_text(count: int) -> str:
-    """Device memory as it is usually written: `16 GiB` for a whole number of GiB, else `80.0 GB`."""
-    gib = 2**30
-    return f"{count // gib} GiB" if count % gib == 0 else bytes_text(count)
 
 
 def mesh_label(mesh: Mesh | None) -> str | None:
@@ -53,15 +41,15 @@ def per_device_bytes(model: ModelMemory, state: OptimizerState | None) -> int:
 
 
 def summary(model: ModelMemory, state: OptimizerState | None = None) -> str:
-    """`params 6.7 B · 13.4 GB bf16 · 1.7 GB / device (fsdp=8)`, plus `+ adam 3.4 GB / device`."""
+    """`params 6.7 B · 12.5 GiB bf16 · 1.6 GiB / device (fsdp=8)`, plus `+ adam 3.1 GiB / device`."""
     dtypes = "/".join(_SHORT_DTYPES.get(name, name) for name in model.dtypes)
     where = f"({model.mesh_text})" if model.mesh_text else "(one device)"
     text = (
-        f"params {count_text(model.param_count)} · {bytes_text(model.total_bytes)} {dtypes} · "
-        f"{bytes_text(model.max_bytes_per_device)} / device {where}"
+        f"params {count_text(model.param_count)} · {short_bytes(model.total_bytes)} {dtypes} · "
+        f"{short_bytes(model.max_bytes_per_device)} / device {where}"
     )
     if state is not None and state.bytes_per_device:
-        text += f" · + {state.optimizer.name} {bytes_text(state.bytes_per_device)} / device"
+        text += f" · + {state.optimizer.name} {short_bytes(state.bytes_per_device)} / device"
     if any(p.is_symbolic for p in model.params):
         text += " · some sizes symbolic"
     return text

@@ -12,9 +12,10 @@ import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardls.memory.figures import bytes_text, count_text, hbm_text, per_device_bytes, shape_text, summary
+from shardls.memory.figures import count_text, per_device_bytes, shape_text, summary
 from shardls.memory.model import ModelMemory, ParamMemory
 from shardls.memory.optimizer import Optimizer, OptimizerState, optimizer_state
+from shardls.render.units import short_bytes
 
 FORMATS = ("text", "markdown", "json", "csv")
 HEADER = ("param", "global shape", "dtype", "spec", "per-device shape", "bytes / device")
@@ -56,7 +57,7 @@ def _row(param: ParamMemory, model: ModelMemory) -> tuple[str, ...]:
         param.dtype.name,
         _spec_cell(param, model),
         shape_text(param.shard_shape),
-        "?" if per_device is None else bytes_text(per_device * param.count) + copies,
+        "?" if per_device is None else short_bytes(per_device * param.count) + copies,
     )
 
 
@@ -78,7 +79,7 @@ def model_text(model: ModelMemory, options: ReportOptions, markdown: bool = Fals
     if len(subtotals) > 1:
         lines += ["", "**Per submodule**" if markdown else "per submodule:"]
         sub_rows = [
-            (s.name, count_text(s.param_count), bytes_text(s.total_bytes), bytes_text(s.bytes_per_device))
+            (s.name, count_text(s.param_count), short_bytes(s.total_bytes), short_bytes(s.bytes_per_device))
             for s in subtotals
         ]
         lines += _table(("submodule", "params", "total", "per device"), sub_rows, markdown)
@@ -100,16 +101,16 @@ def _totals(model: ModelMemory, options: ReportOptions, markdown: bool) -> list[
     ]
     if state is not None:
         lines.append(
-            f"{bullet}optimizer state ({state.optimizer.description}): {bytes_text(state.total_bytes)} in total, "
-            f"{bytes_text(state.bytes_per_device)} / device"
+            f"{bullet}optimizer state ({state.optimizer.description}): {short_bytes(state.total_bytes)} in total, "
+            f"{short_bytes(state.bytes_per_device)} / device"
         )
     if options.hbm is not None:
         used = per_device_bytes(model, state)
         left = options.hbm - used
         verdict = "fits" if left >= 0 else "DOES NOT FIT"
         lines.append(
-            f"{bullet}HBM {hbm_text(options.hbm)} / device: {bytes_text(used)} used, "
-            f"{'headroom ' + bytes_text(left) if left >= 0 else 'over by ' + bytes_text(-left)} ({verdict})"
+            f"{bullet}HBM {short_bytes(options.hbm)} / device: {short_bytes(used)} used, "
+            f"{'headroom ' + short_bytes(left) if left >= 0 else 'over by ' + short_bytes(-left)} ({verdict})"
         )
     return lines
 

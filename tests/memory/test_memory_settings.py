@@ -20,7 +20,7 @@ class Big(nnx.Module):
 
 big = Big(nnx.Rngs(0))
 """
-"""4.1 GB of float32 on one device."""
+"""3.8 GiB of float32 on one device."""
 
 
 def test_optimizer_key_is_read_and_checked(tmp_path: Path) -> None:

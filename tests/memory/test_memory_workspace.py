@@ -53,7 +53,7 @@ mesh = jax.make_mesh((8,), ("fsdp",))
 with jax.set_mesh(mesh):
     net = Net(Config.big(), rngs=nnx.Rngs(0))
 """
-"""32 layers of 4096 x 16384 float32: 2.1 B parameters, 8.6 GB, 1.07 GB per device over fsdp=8."""
+"""32 layers of 4096 x 16384 float32: 2.1 B parameters, 8 GiB, 1 GiB per device over fsdp=8."""
 
 
 @pytest.fixture

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shardls.render.units import human_bytes
+from shardls.core import FLOAT32, PartitionSpec
+from shardls.memory.figures import summary
+from shardls.memory.model import ModelMemory, ParamMemory
+from shardls.render.units import human_bytes, short_bytes
 
 
 @pytest.mark.parametrize(
@@ -23,3 +26,26 @@ from shardls.render.units import human_bytes
 )
 def test_human_bytes(count: int, text: str) -> None:
     assert human_bytes(count) == text
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [
+        (96, "96 B"),
+        (1024, "1.0 KiB"),
+        (16 * 2**30, "16.0 GiB"),
+        (17_179_869_184 + 2**29, "16.5 GiB"),
+        (137_953_296_384, "128.5 GiB"),
+    ],
+)
+def test_short_bytes(count: int, text: str) -> None:
+    assert short_bytes(count) == text
+
+
+def test_memory_figures_speak_the_units_of_the_hover() -> None:
+    """The report, the code lens and SH213 once wrote `16.8 MB` where the hover wrote `16.0 MiB`
+    for the same bytes; every byte count now goes through one function."""
+    kernel = ParamMemory("w", (4096, 4096), FLOAT32, PartitionSpec.of("fsdp", None), (512, 4096))
+    model = ModelMemory("Net", "Net", "net.py", 0, (kernel,), "fsdp=8")
+
+    assert summary(model) == "params 16.8 M · 64.0 MiB f32 · 8.0 MiB / device (fsdp=8)"

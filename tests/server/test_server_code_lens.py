@@ -35,7 +35,7 @@ class Net(nnx.Module):
 with jax.set_mesh(mesh):
     net = Net(32, rngs=nnx.Rngs(0))
 """
-"""32 layers x 2 x 4096 x 16384 float32 = 17.2 GB, 2.1 GB per device over fsdp=8."""
+"""32 layers x 2 x 4096 x 16384 float32 = 16 GiB, 2 GiB per device over fsdp=8."""
 
 
 async def lenses(client: RecordingClient, uri: str) -> list[types.CodeLens]:
@@ -55,7 +55,7 @@ async def test_lenses_above_classes_and_instantiations(client: RecordingClient, 
     assert set(by_line) == {7, 13, 19}  # class MLP, class Net, net = Net(...)
     net = by_line[19]
     assert net is not None and net.command == SHOW_MODEL
-    assert net.title == "params 4.3 B · 17.2 GB f32 · 2.1 GB / device (fsdp=8)"
+    assert net.title == "params 4.3 B · 16.0 GiB f32 · 2.0 GiB / device (fsdp=8)"
     assert by_line[13] is not None and by_line[13].title == net.title  # sized from the instantiation
 
     table = await client.workspace_execute_command_async(
@@ -73,7 +73,7 @@ async def test_class_name_hover_shows_the_totals(client: RecordingClient, tmp_pa
     text = await hover_text(client, uri, position_of(MODELS, "Net", line=13))
 
     assert text is not None
-    assert text.startswith("**params 4.3 B · 17.2 GB f32 · 2.1 GB / device (fsdp=8)**")
+    assert text.startswith("**params 4.3 B · 16.0 GiB f32 · 2.0 GiB / device (fsdp=8)**")
     assert "| param | global shape |" in text
 
 
@@ -109,7 +109,7 @@ async def test_editor_settings_set_hbm_and_optimizer_live(client: RecordingClien
         types.ExecuteCommandParams(lens.command.command, lens.command.arguments)
     )
     assert isinstance(table, str) and "adam" in table
-    assert "HBM 16 GiB / device: 51.5 GB used, over by 34.4 GB (DOES NOT FIT)" in table
+    assert "HBM 16.0 GiB / device: 48.0 GiB used, over by 32.0 GiB (DOES NOT FIT)" in table
 
 
 async def test_class_lens_is_sized_by_a_script_in_another_file(
@@ -127,7 +127,7 @@ async def test_class_lens_is_sized_by_a_script_in_another_file(
 
     assert set(by_line) == {7, 13}  # the classes; the instantiation is train.py's
     assert by_line[13] is not None
-    assert by_line[13].title == "params 4.3 B · 17.2 GB f32 · 2.1 GB / device (fsdp=8)"
+    assert by_line[13].title == "params 4.3 B · 16.0 GiB f32 · 2.0 GiB / device (fsdp=8)"
     table = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(by_line[13].command, by_line[13].arguments)
     )

@@ -1,5 +1,5 @@
 """Code lenses: above each `nnx.Module` class and each place a model is created, its size
-(`params 6.7 B · 13.4 GB bf16 · 421.7 MB / device (fsdp=8,tp=4)`); clicking one runs
+(`params 6.7 B · 12.5 GiB bf16 · 402.2 MiB / device (fsdp=8,tp=4)`); clicking one runs
 `shardls.showModelMemory`, which answers with the model's full table in Markdown and, when the
 client can show documents, opens it. The same figures head the hover of the class name.
 """
