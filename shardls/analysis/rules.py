@@ -82,7 +82,23 @@ _ANALYSIS_RULES = (
     ),
 )
 
-ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in _ANALYSIS_RULES}
+_SUPPRESSION_RULES = (
+    Rule(
+        "SH401",
+        "unused-suppression",
+        "A suppression comment silences nothing: its codes are unused, not enabled, unknown or repeated.",
+        Severity.WARNING,
+    ),
+    Rule(
+        "SH402",
+        "invalid-pragma",
+        "A `# shardls:` comment cannot be read: an unknown pragma, a bad value, or a code prefix "
+        "or lower-case code in `ignore[...]`.",
+        Severity.ERROR,
+    ),
+)
+
+ANALYSIS_RULES: dict[str, Rule] = {rule.code: rule for rule in (*_ANALYSIS_RULES, *_SUPPRESSION_RULES)}
 ALL_RULES: dict[str, Rule] = {**CORE_RULES, **ANALYSIS_RULES}
 
 PROJECT_URL = "https://github.com/shardls/shardls"
