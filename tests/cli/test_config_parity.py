@@ -283,3 +283,22 @@ def test_per_file_ignores_of_an_explicit_relative_config(capsys: pytest.CaptureF
     assert check(capsys, "--config", "ci/shardls.toml", "ci").code == 0
     write(Path("."), {"ci/shardls.toml": 'per-file-ignores = {"*" = ["SH001"]}\n', "bad.py": BAD})
     assert check(capsys, "--config", "ci/shardls.toml", "bad.py").code == 1  # outside its folder
+
+
+def test_show_settings_for_standard_input(capsys: pytest.CaptureFixture[str]) -> None:
+    write(Path("."), {"pkg/shardls.toml": 'device-count = 4\nper-file-ignores = {"gen_*.py" = ["SH0"]}\n'})
+    result = check(capsys, "--show-settings", "--stdin-filename", "pkg/gen_model.py")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert lines[:2] == ['Resolved settings for: "pkg/gen_model.py"', 'Settings path: "pkg/shardls.toml"']
+    assert any(line.startswith("device-count = 4 ") for line in lines)
+    ignored = lines[lines.index("rules.ignored-in-this-file = [") + 1 :]
+    assert ignored == ['    "SH0",', "]"]  # a prefix, as written
+
+
+def test_explain_is_isolated_too(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_helpers import run
+
+    write(Path("."), {"bad.py": BAD, "shardls.toml": "ignore = ['SH001']\n"})
+    assert "error SH001" not in run(capsys, "explain", "bad.py:6").out
+    assert "error SH001 indivisible-dimension" in run(capsys, "explain", "--isolated", "bad.py:6").out

@@ -117,3 +117,37 @@ def test_colour_in_check_output(
     for code in ("\x1b[0m", "\x1b[1m", "\x1b[1;31m", "\x1b[1;34m", "\x1b[1;36m"):
         stripped = stripped.replace(code, "")
     assert stripped == plain.out  # colour adds escapes and nothing else
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
+@pytest.mark.parametrize(("environ", "coloured"), [({}, True), ({"NO_COLOR": "1"}, False)])
+def test_a_real_terminal_gets_colour_unless_no_color(
+    tmp_path: Path, environ: dict[str, str], coloured: bool
+) -> None:
+    import pty
+
+    write(tmp_path, {"bad.py": BAD})
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "shardls", "check", "--output-format", "concise"],
+        cwd=tmp_path,
+        env={**env, "TERM": "xterm", **environ},
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+    ) as process:
+        os.close(follower)
+        assert process.wait(timeout=HANG_LIMIT) == 1
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: everything was read
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert b"SH001" in output
+    assert (b"\x1b[1;31mSH001" in output) is coloured
+    assert (b"\x1b[" in output) is coloured
