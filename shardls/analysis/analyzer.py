@@ -24,6 +24,7 @@ from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
+from shardls.analysis.suppressions import INVALID, apply_suppressions
 from shardls.analysis.values import Const, Origin, alternatives, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace, too_large
@@ -96,7 +97,7 @@ class Analyzer:
         if oversized is not None:
             return _not_analysed(path, oversized, settings)
         module = self.workspace.module(path, text)
-        pragmas = read_pragmas(module.source)
+        pragmas = read_pragmas(module.source, bare_noqa=settings.bare_noqa)
         device_count = _device_count(pragmas, settings)
         if pragmas.ignore_file:
             return FileAnalysis(path, (), (), (), device_count, tuple(module.source.errors))
@@ -155,8 +156,10 @@ class Analyzer:
             {(d.span, d.code, d.message): d for d in diagnostics if settings.enabled(d.code)}.values(),
             key=lambda d: (d.span, d.code),
         )
-        kept = tuple(d for d in enabled if not pragmas.suppressed(d.span.line, d.code))
-        silenced = tuple(d for d in enabled if pragmas.suppressed(d.span.line, d.code))
+        complete = bool(evaluator.budget_left)
+        assumed = _assumed_count(pragmas, settings, device_count)
+        split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
+        kept, silenced = split.kept, split.silenced
         ordered = tuple(sorted(sites, key=lambda s: (s.span, s.name or "")))
         return FileAnalysis(
             path,
@@ -398,6 +401,12 @@ def _device_count(pragmas: Pragmas, settings: Settings) -> DeviceCount:
     return DeviceCount(DEFAULT_DEVICE_COUNT, "default device count; set it with # shardls: device-count=N")
 
 
+def _assumed_count(pragmas: Pragmas, settings: Settings, device_count: DeviceCount) -> str | None:
+    """The device count as an assumption, when neither the file nor a setting states it."""
+    stated = pragmas.device_count or pragmas.device_hint or settings.device_count is not None
+    return None if stated else f"the default device count ({device_count.count})"
+
+
 def _fallback_mesh(pragmas: Pragmas, settings: Settings) -> MeshFact | None:
     if pragmas.mesh is not None:
         mesh, line = pragmas.mesh
@@ -440,7 +449,7 @@ def _parse_diagnostics(module: ModuleInfo, pragmas: Pragmas) -> list[Diagnostic]
         )
     for line, message in pragmas.errors:
         width = len(lines[line]) if line < len(lines) else 0
-        found.append(Diagnostic(Span(line, 0, line, width), "SH209", Severity.WARNING, message))
+        found.append(Diagnostic(Span(line, 0, line, width), INVALID, Severity.ERROR, message))
     return found
 
 
