@@ -21,6 +21,7 @@ Keys (all optional):
     hbm-per-device = "16GiB"            # device memory, for memory warnings
     optimizer = "adamw"                 # its state counts toward hbm-per-device (SH213)
     x64 = false                         # jax_enable_x64: keeps float64/int64 wide
+    bare-noqa = false                   # a bare `# noqa` also silences shardls on its line
 
 A bad value is a `ConfigError` whose one-line message names the file and the key.
 
@@ -122,6 +123,7 @@ class SettingsLayer:
     x64: bool | None = None
     hbm_per_device: int | None = None
     optimizer: str | None = None
+    bare_noqa: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,7 @@ def load_config(path: Path) -> Config:
         x64=read("x64", flag_setting),
         hbm_per_device=read("hbm-per-device", bytes_setting),
         optimizer=read("optimizer", optimizer_setting),
+        bare_noqa=read("bare-noqa", flag_setting),
     )
     return Config(path, layer, read("exclude", globs_setting) or ())
 
@@ -240,6 +243,7 @@ def merge_settings(*layers: SettingsLayer, file: Path | None = None) -> Settings
         x64=x64,
         hbm_per_device=top("hbm_per_device")[0],
         optimizer=top("optimizer")[0],
+        bare_noqa=bool(top("bare_noqa")[0]),
     )
 
 
@@ -473,6 +477,7 @@ KEYS = (
     "hbm-per-device",
     "optimizer",
     "x64",
+    "bare-noqa",
 )
 
 
