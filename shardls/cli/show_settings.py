@@ -41,6 +41,7 @@ def write_settings(
         ("default-mesh", "none" if mesh is None else json.dumps(mesh_text(mesh)), origin("default_mesh")),
         ("dtype", json.dumps(settings.dtype.name if settings.dtype else "float32"), origin("dtype")),
         ("x64", str(settings.x64).lower(), origin("x64")),
+        ("bare-noqa", str(settings.bare_noqa).lower(), origin("bare_noqa")),
         (
             "hbm-per-device",
             "none" if settings.hbm_per_device is None else f"{settings.hbm_per_device:_}",
