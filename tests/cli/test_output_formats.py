@@ -141,6 +141,25 @@ def test_sarif_keeps_suppressed_findings_as_suppressed(capsys: pytest.CaptureFix
     assert [r for r in results if r["ruleId"] == "SH001"] == []  # not a result: the rule is off
 
 
+def test_sarif_justification_is_the_comment_where_the_analysis_reads_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    continued = HEADER + (
+        "y = jax.device_put(jnp.zeros((9, 16)), NamedSharding(mesh, P('data'))) + \\\n"
+        "    0  # shardls: ignore[SH001]\n"
+    )
+    write(Path("."), {"continued.py": continued})
+    (result,) = [
+        r
+        for r in json.loads(check(capsys, "--output-format", "sarif").out)["runs"][0]["results"]
+        if r["ruleId"] == "SH001"
+    ]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 6
+    assert result["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "# shardls: ignore[SH001]"}
+    ]
+
+
 def test_sarif_help_uris_are_rule_pages_of_the_repository(capsys: pytest.CaptureFixture[str]) -> None:
     write(Path("."), {"good.py": GOOD})
     rules = json.loads(check(capsys, "--output-format", "sarif").out)["runs"][0]["tool"]["driver"]["rules"]

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path, PurePath
 from typing import TextIO
 from urllib.parse import quote
 
 from shardls import __version__
 from shardls.analysis.facts import Diagnostic
+from shardls.analysis.pragmas import comment_line
 from shardls.analysis.rules import ALL_RULES, PROJECT_URL, rule_url
+from shardls.analysis.source import SegmentParser
 from shardls.cli.check_files import FileReport, Location
 from shardls.cli.output.common import OutputOptions, diagnostics
 from shardls.core import Severity
@@ -55,7 +57,7 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
         "results": [
             *(_result(report, d, codes) for report, d in diagnostics(reports)),
-            *(_suppressed(report, d, codes) for report in reports for d in report.suppressed),
+            *(result for report in reports for result in _suppressed(report, codes)),
         ],
     }
     json.dump({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, out, indent=2)
@@ -86,13 +88,20 @@ def _result(report: FileReport, diagnostic: Diagnostic, codes: list[str]) -> dic
 _COMMENT = re.compile(r"#\s*(?:shardls\s*:|noqa\b).*$", re.IGNORECASE)
 
 
-def _suppressed(report: FileReport, diagnostic: Diagnostic, codes: list[str]) -> dict[str, object]:
-    line = report.lines[diagnostic.span.line] if diagnostic.span.line < len(report.lines) else ""
-    comment = _COMMENT.search(line)
-    suppression: dict[str, object] = {"kind": "inSource", "status": "accepted"}
-    if comment is not None:
-        suppression["justification"] = comment.group(0).strip()
-    return {**_result(report, diagnostic, codes), "suppressions": [suppression]}
+def _suppressed(report: FileReport, codes: list[str]) -> Iterator[dict[str, object]]:
+    """The report's silenced diagnostics as results with an `inSource` suppression whose
+    justification is the comment that silenced them (where the analysis puts it: on the line,
+    or on the last line of the continuation or multi-line string the line is part of)."""
+    if not report.suppressed:
+        return
+    source = SegmentParser().parse("\n".join(report.lines))
+    for diagnostic in report.suppressed:
+        suppression: dict[str, object] = {"kind": "inSource", "status": "accepted"}
+        line = comment_line(source, diagnostic.span.line)
+        found = _COMMENT.search(report.lines[line]) if line < len(report.lines) else None
+        if found is not None:
+            suppression["justification"] = found.group(0).strip()
+        yield {**_result(report, diagnostic, codes), "suppressions": [suppression]}
 
 
 def _location(path: str, where: Location) -> dict[str, object]:
