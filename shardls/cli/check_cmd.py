@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from shardls.cli.check_files import CheckJob, FileReport, check_files, forget_analyses
+from shardls.cli.check_fix import add_fix_arguments, check_fix_usage, run_fixes
 from shardls.cli.check_options import add_run_arguments
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Subparsers, UsageError
 from shardls.cli.output import FORMATS, LAYOUT_FORMATS, OutputOptions
@@ -70,6 +71,7 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--statistics", action="store_true", help="count the diagnostics of each code instead of listing them"
     )
+    add_fix_arguments(parser)
     add_run_arguments(parser)
 
 
@@ -91,13 +93,20 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--watch watches files, so it cannot check standard input")
     if STDIN in args.paths and len(args.paths) > 1 and args.stdin_filename is None:
         raise UsageError("'-' (standard input) cannot be checked together with other paths")
+    check_fix_usage(args)
 
 
 def _check_once(args: argparse.Namespace) -> int:
     """One check of every path: print what the options ask for and return the exit status."""
     if args.no_cache:
         forget_analyses()
-    reports = check_files(_jobs(args))
+    jobs = _jobs(args)
+    reports = check_files(jobs)
+    if args.fix or args.diff:
+        fixed = run_fixes(args, jobs, reports, [] if _reads_stdin(args) else args.paths or [Path(".")])
+        if isinstance(fixed, int):
+            return fixed
+        reports = fixed
     if not reports and not (args.quiet or args.silent):
         print("shardls check: warning: no Python files or notebooks found", file=sys.stderr)
     for report in reports:
