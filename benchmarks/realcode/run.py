@@ -1,0 +1,393 @@
+"""shardls on real repositories: speed against ruff, how many layouts it resolves, what it reports.
+
+    .venv/bin/python benchmarks/realcode/run.py                       # every folder of /work/realcode
+    .venv/bin/python benchmarks/realcode/run.py ~/src/maxtext ~/src/flax --timeout 900
+    .venv/bin/python benchmarks/realcode/run.py --save out/ --json out/summary.json
+    .venv/bin/python benchmarks/realcode/run.py --sample 100 --seed 0 # sites to classify by hand
+    .venv/bin/python benchmarks/realcode/run.py --from out/ --sample 100 --seed 0   # no re-run
+    .venv/bin/python benchmarks/realcode/run.py --from out/ --diagnostics error,warning
+
+For each repository, one at a time (the CPU is shared, and the figures are CPU time of the child
+processes, taken from `os.wait4`, so a busy machine slows the wall clock but not the ratio much):
+
+1. the files shardls would check (`shardls.files.discover`, the same walk `check` makes);
+2. `shardls check --output-format json --show-layouts .` run inside the repository, with the
+   repository's own configuration (a user's first run), under a timeout;
+3. `ruff check --no-cache --isolated --select ALL --exit-zero` on the same files: every rule, no
+   repository configuration, no cache, so that ruff does its full work on every run. Its time is
+   the yardstick the speed issue's targets are ratios to.
+
+Nothing of a repository is ever run or imported: both tools read its files as text.
+
+Layout classes, from each entry of the JSON's `layouts` (see shardls/cli/output/json_format.py):
+
+* **full**: every per-device dimension is a number (`shard_shape` all ints; for a layout JAX
+  rejects, `shard_shape` is null and then the global shape, spec and mesh must all be known);
+* **symbolic**: the rank is known (a `shard_shape` or `global_shape` list) but some size is not
+  (a name, a formula such as `"n/4"`, or null);
+* **unknown**: neither.
+
+Sites whose kind carries no array (`spec`, `named_sharding`) are counted apart as well, since a
+bare `P(...)` has no shape of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ROOT = Path("/work/realcode")
+DEFAULT_REPOSITORIES = ("maxtext", "flax", "tunix", "gemma", "EasyLM", "jax-llm-examples", "bonsai")
+SHAPELESS_KINDS = frozenset({"spec", "named_sharding"})
+CLASSES = ("full", "symbolic", "unknown")
+RUFF_ARGS = ("check", "--no-cache", "--isolated", "--select", "ALL", "--exit-zero", "--quiet")
+VENV_BIN = Path(sys.executable).parent
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def use_commit(reference: str) -> str:
+    """Extract the `shardls` package of a commit to a temporary folder and put it first on the path
+    (of this process and of the children): the shared checkout may be mid-edit, a commit is not."""
+    folder = Path(tempfile.mkdtemp(prefix="shardls-commit-"))
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", reference], cwd=CHECKOUT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    archive = subprocess.run(
+        ["git", "archive", commit, "shardls"], cwd=CHECKOUT, check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    sys.path.insert(0, str(folder))
+    return commit
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """The files `shardls check` would read (imported late, so that --commit decides which shardls)."""
+    from shardls.files import discover as shardls_discover
+
+    return shardls_discover(paths)
+
+
+@dataclass
+class Timed:
+    """One child process: its CPU time (user + sys, its own children included), wall time, end."""
+
+    cpu: float
+    wall: float
+    returncode: int | None
+    timed_out: bool
+    stdout: bytes
+    stderr: bytes
+
+
+@dataclass
+class RepositoryResult:
+    name: str
+    path: str
+    files: int
+    shardls_cpu: float | None = None
+    shardls_wall: float | None = None
+    shardls_returncode: int | None = None
+    shardls_timed_out: bool = False
+    shardls_failure: str | None = None
+    ruff_cpu: float | None = None
+    ruff_timed_out: bool = False
+    sites: int = 0
+    layout_classes: dict[str, int] = field(default_factory=dict)
+    array_layout_classes: dict[str, int] = field(default_factory=dict)
+    site_kinds: dict[str, int] = field(default_factory=dict)
+    diagnostics: dict[str, int] = field(default_factory=dict)
+    """`CODE severity` -> count."""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.shardls_cpu is None or not self.ruff_cpu:
+            return None
+        return self.shardls_cpu / self.ruff_cpu
+
+
+def run_timed(command: Sequence[str], cwd: Path, timeout: float) -> Timed:
+    """Run `command`, returning its CPU time from `os.wait4` (the child and what it waited for).
+
+    Output goes to temporary files, not pipes, so a chatty child never blocks on a full pipe
+    while we poll it. On timeout the child's whole process group is killed.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, start_new_session=True)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - start > timeout:
+                timed_out = True
+                os.killpg(process.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.05)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        return Timed(
+            cpu=usage.ru_utime + usage.ru_stime,
+            wall=wall,
+            returncode=None if timed_out else process.returncode,
+            timed_out=timed_out,
+            stdout=out.read(),
+            stderr=err.read(),
+        )
+
+
+def layout_class(layout: dict[str, Any]) -> str:
+    """full, symbolic or unknown (see the module docstring)."""
+    shard = layout.get("shard_shape")
+    if isinstance(shard, list):
+        return "full" if all(isinstance(dim, int) for dim in shard) else "symbolic"
+    shape = layout.get("global_shape")
+    if not isinstance(shape, list):
+        return "unknown"
+    known = all(isinstance(dim, int) for dim in shape)
+    return "full" if known and layout.get("spec") is not None and layout.get("mesh") else "symbolic"
+
+
+def count(values: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+def summarise(result: RepositoryResult, document: dict[str, Any]) -> None:
+    layouts = document.get("layouts", [])
+    result.sites = len(layouts)
+    result.site_kinds = count(layout["kind"] for layout in layouts)
+    result.layout_classes = count(layout_class(layout) for layout in layouts)
+    result.array_layout_classes = count(
+        layout_class(layout) for layout in layouts if layout["kind"] not in SHAPELESS_KINDS
+    )
+    result.diagnostics = count(f"{d['code']} {d['severity']}" for d in document["diagnostics"])
+
+
+def shardls_command() -> list[str]:
+    """`python -m shardls` with this interpreter, so that PYTHONPATH (and --commit) decide the code."""
+    return [sys.executable, "-m", "shardls"]
+
+
+def ruff_command() -> list[str]:
+    installed = VENV_BIN / "ruff"
+    return [str(installed) if installed.exists() else "ruff", *RUFF_ARGS]
+
+
+def benchmark(path: Path, timeout: float, save: Path | None) -> RepositoryResult:
+    files = discover([path])
+    result = RepositoryResult(name=path.name, path=str(path), files=len(files))
+    check = run_timed(
+        [*shardls_command(), "check", "--output-format", "json", "--show-layouts", "."], path, timeout
+    )
+    result.shardls_cpu, result.shardls_wall = check.cpu, check.wall
+    result.shardls_returncode, result.shardls_timed_out = check.returncode, check.timed_out
+    if check.timed_out:
+        result.shardls_failure = f"timed out after {timeout:.0f} s"
+    else:
+        try:
+            document = json.loads(check.stdout)
+        except ValueError:
+            tail = check.stderr.decode(errors="replace").strip().splitlines()[-3:]
+            result.shardls_failure = f"exit {check.returncode}, no JSON: {' | '.join(tail)}"
+        else:
+            summarise(result, document)
+            if save is not None:
+                save.mkdir(parents=True, exist_ok=True)
+                (save / f"{path.name}.json").write_bytes(check.stdout)
+    relative = [str(f.relative_to(path)) for f in files]
+    ruff = run_timed([*ruff_command(), *relative], path, timeout) if relative else None
+    if ruff is not None:
+        result.ruff_cpu, result.ruff_timed_out = ruff.cpu, ruff.timed_out
+    return result
+
+
+# -- printing ----------------------------------------------------------------------------------------
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _classes(classes: dict[str, int]) -> str:
+    total = sum(classes.values())
+    if not total:
+        return "0 / 0 / 0"
+    parts = " / ".join(str(classes.get(name, 0)) for name in CLASSES)
+    resolved = classes.get("full", 0) + classes.get("symbolic", 0)
+    return f"{parts} ({100 * resolved / total:.0f}% full or symbolic)"
+
+
+def print_table(results: Sequence[RepositoryResult]) -> None:
+    header = "| repository | files | shardls CPU s | ruff CPU s | ratio | sites | full / symbolic / unknown | array sites: full / symbolic / unknown | errors | warnings |"
+    print(header)
+    print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|")
+    for r in results:
+        errors = sum(n for key, n in r.diagnostics.items() if key.endswith(" error"))
+        warnings = sum(n for key, n in r.diagnostics.items() if key.endswith(" warning"))
+        ratio = "-" if r.ratio is None else f"{r.ratio:.1f}×"
+        shardls = _seconds(r.shardls_cpu) + (" (TIMEOUT)" if r.shardls_timed_out else "")
+        print(
+            f"| {r.name} | {r.files} | {shardls} | {_seconds(r.ruff_cpu)} | {ratio} | {r.sites} "
+            f"| {_classes(r.layout_classes)} | {_classes(r.array_layout_classes)} | {errors} | {warnings} |"
+        )
+    print()
+    for r in results:
+        if r.shardls_failure:
+            print(f"{r.name}: shardls failed: {r.shardls_failure}")
+        shown = ", ".join(f"{key} {n}" for key, n in r.diagnostics.items()) or "none"
+        print(f"{r.name}: diagnostics: {shown}")
+        print(f"{r.name}: site kinds: {', '.join(f'{k} {n}' for k, n in r.site_kinds.items()) or 'none'}")
+
+
+def _source_line(root: Path, entry: dict[str, Any]) -> str:
+    """The line at a site or diagnostic; in a notebook, of its cell (1-based among all cells)."""
+    try:
+        text = (root / entry["path"]).read_text(errors="replace")
+        if entry.get("cell") is not None:
+            source = json.loads(text)["cells"][entry["cell"] - 1]["source"]
+            text = "".join(source) if isinstance(source, list) else str(source)
+        return text.splitlines()[entry["line"] - 1].strip()
+    except (OSError, ValueError, LookupError, TypeError):
+        return "?"
+
+
+def _where(name: str, entry: dict[str, Any]) -> str:
+    cell = "" if entry.get("cell") is None else f"[cell {entry['cell']}]"
+    return f"{name}/{entry['path']}{cell}:{entry['line']}:{entry['column']}"
+
+
+def print_sample(
+    documents: dict[str, tuple[Path, dict[str, Any]]], size: int, seed: int, arrays_only: bool
+) -> None:
+    population = [
+        (name, root, layout)
+        for name, (root, document) in sorted(documents.items())
+        for layout in document.get("layouts", [])
+        if not (arrays_only and layout["kind"] in SHAPELESS_KINDS)
+    ]
+    picked = random.Random(seed).sample(population, min(size, len(population)))
+    tally = Counter(layout_class(layout) for _, _, layout in picked)
+    print(
+        f"# {len(picked)} of {len(population)} sites, seed {seed}: "
+        + ", ".join(f"{c} {tally[c]}" for c in CLASSES)
+    )
+    for index, (name, root, layout) in enumerate(picked, 1):
+        print(
+            f"\n{index}. {_where(name, layout)}  [{layout_class(layout)}] {layout['kind']} {layout['name']}"
+        )
+        print(f"   code:   {_source_line(root, layout)[:160]}")
+        print(
+            f"   global {layout['global_shape']} {layout['dtype']}  spec {layout['spec']}  mesh {layout['mesh']}"
+            f"  -> per device {layout['shard_shape']}"
+        )
+        for assumption in layout.get("assumptions", []):
+            print(f"   assumes: {assumption}")
+
+
+def print_diagnostics(documents: dict[str, tuple[Path, dict[str, Any]]], severities: set[str]) -> None:
+    for name, (root, document) in sorted(documents.items()):
+        for d in document["diagnostics"]:
+            if d["severity"] in severities:
+                print(f"{_where(name, d)} {d['code']} {d['severity']}: {d['message']}")
+                print(f"    {_source_line(root, d)[:200]}")
+
+
+# -- main ----------------------------------------------------------------------------------------------
+
+
+def repositories(arguments: Sequence[str]) -> list[Path]:
+    if arguments:
+        return [Path(a).resolve() if Path(a).is_dir() else DEFAULT_ROOT / a for a in arguments]
+    return [DEFAULT_ROOT / name for name in DEFAULT_REPOSITORIES if (DEFAULT_ROOT / name).is_dir()]
+
+
+def load_saved(folder: Path, paths: Sequence[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:
+    return {
+        path.name: (path, json.loads((folder / f"{path.name}.json").read_text()))
+        for path in paths
+        if (folder / f"{path.name}.json").exists()
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "repositories",
+        nargs="*",
+        help=f"repository folders, or names under {DEFAULT_ROOT} (default: all of them)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per tool and repository (1800)"
+    )
+    parser.add_argument("--save", type=Path, help="write each repository's shardls JSON to DIR/<name>.json")
+    parser.add_argument("--json", type=Path, help="write the summary table as JSON to this file")
+    parser.add_argument("--from", dest="saved", type=Path, help="read saved JSON from DIR instead of running")
+    parser.add_argument(
+        "--sample", type=int, metavar="N", help="print N random layout sites for hand classification"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (0)")
+    parser.add_argument("--arrays-only", action="store_true", help="sample only sites that carry an array")
+    parser.add_argument(
+        "--diagnostics",
+        metavar="SEVERITIES",
+        help="list every diagnostic of these severities, e.g. error,warning",
+    )
+    parser.add_argument(
+        "--commit", metavar="REF", help="measure this commit's shardls (default: the working tree)"
+    )
+    args = parser.parse_args(argv)
+    if args.commit:
+        print(f"shardls at commit {use_commit(args.commit)}\n")
+    paths = repositories(args.repositories)
+    missing = [p for p in paths if not p.is_dir()]
+    if missing or not paths:
+        parser.error(f"no such repository folder: {', '.join(map(str, missing)) or DEFAULT_ROOT}")
+
+    if args.saved is not None:
+        documents = load_saved(args.saved, paths)
+        results = []
+        for name, (root, document) in documents.items():
+            result = RepositoryResult(name=name, path=str(root), files=len(discover([root])))
+            summarise(result, document)
+            results.append(result)
+        print_table(results)
+    else:
+        save = args.save or (
+            Path(tempfile.mkdtemp(prefix="shardls-realcode-")) if args.sample or args.diagnostics else None
+        )
+        results = []
+        for path in paths:
+            print(f"... {path.name}", file=sys.stderr, flush=True)
+            results.append(benchmark(path, args.timeout, save))
+        print_table(results)
+        if args.json is not None:
+            rows = [{**asdict(r), "ratio": r.ratio} for r in results]
+            args.json.write_text(json.dumps(rows, indent=2) + "\n")
+        documents = load_saved(save, paths) if save is not None else {}
+    if args.diagnostics:
+        print()
+        print_diagnostics(documents, set(args.diagnostics.split(",")))
+    if args.sample:
+        print()
+        print_sample(documents, args.sample, args.seed, args.arrays_only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
