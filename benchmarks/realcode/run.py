@@ -262,7 +262,8 @@ def _source_line(root: Path, entry: dict[str, Any]) -> str:
         if entry.get("cell") is not None:
             source = json.loads(text)["cells"][entry["cell"] - 1]["source"]
             text = "".join(source) if isinstance(source, list) else str(source)
-        return text.splitlines()[entry["line"] - 1].strip()
+        line: int = entry["line"]
+        return text.splitlines()[line - 1].strip()
     except (OSError, ValueError, LookupError, TypeError):
         return "?"
 
