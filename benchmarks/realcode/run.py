@@ -257,12 +257,13 @@ def print_table(results: Sequence[RepositoryResult]) -> None:
 
 def _source_line(root: Path, entry: dict[str, Any]) -> str:
     """The line at a site or diagnostic; in a notebook, of its cell (1-based among all cells)."""
+    path: str = entry["path"]
+    line: int = entry["line"]
     try:
-        text = (root / entry["path"]).read_text(errors="replace")
+        text = (root / path).read_text(errors="replace")
         if entry.get("cell") is not None:
             source = json.loads(text)["cells"][entry["cell"] - 1]["source"]
             text = "".join(source) if isinstance(source, list) else str(source)
-        line: int = entry["line"]
         return text.splitlines()[line - 1].strip()
     except (OSError, ValueError, LookupError, TypeError):
         return "?"
