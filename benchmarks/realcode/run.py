@@ -21,11 +21,14 @@ Nothing of a repository is ever run or imported: both tools read its files as te
 
 Layout classes, from each entry of the JSON's `layouts` (see shardls/cli/output/json_format.py):
 
-* **full**: every per-device dimension is a number (`shard_shape` all ints; for a layout JAX
-  rejects, `shard_shape` is null and then the global shape, spec and mesh must all be known);
+* **full**: every per-device dimension is a number (`shard_shape` all ints);
 * **symbolic**: the rank is known (a `shard_shape` or `global_shape` list) but some size is not
-  (a name, a formula such as `"n/4"`, or null);
-* **unknown**: neither.
+  (a name, a formula such as `"n/4"`, or null), or the mesh is not known;
+* **rejected**: shape, spec and mesh are known and shardls says JAX rejects the layout
+  (`shard_shape` null): no per-device shape, and on real code that JAX runs, a false error;
+* **unknown**: not even the rank.
+
+"Resolved" in the table is full + symbolic.
 
 Sites whose kind carries no array (`spec`, `named_sharding`) are counted apart as well, since a
 bare `P(...)` has no shape of its own.
@@ -51,10 +54,12 @@ from typing import Any
 DEFAULT_ROOT = Path("/work/realcode")
 DEFAULT_REPOSITORIES = ("maxtext", "flax", "tunix", "gemma", "EasyLM", "jax-llm-examples", "bonsai")
 SHAPELESS_KINDS = frozenset({"spec", "named_sharding"})
-CLASSES = ("full", "symbolic", "unknown")
+CLASSES = ("full", "symbolic", "rejected", "unknown")
 RUFF_ARGS = ("check", "--no-cache", "--isolated", "--select", "ALL", "--exit-zero", "--quiet")
 VENV_BIN = Path(sys.executable).parent
 CHECKOUT = Path(__file__).resolve().parents[2]
+TIMINGS = "_summary.json"
+"""Written beside the saved JSON of each repository: the table's rows, timings included."""
 
 
 def use_commit(reference: str) -> str:
@@ -153,15 +158,13 @@ def run_timed(command: Sequence[str], cwd: Path, timeout: float) -> Timed:
 
 
 def layout_class(layout: dict[str, Any]) -> str:
-    """full, symbolic or unknown (see the module docstring)."""
+    """full, symbolic, rejected or unknown (see the module docstring)."""
     shard = layout.get("shard_shape")
     if isinstance(shard, list):
         return "full" if all(isinstance(dim, int) for dim in shard) else "symbolic"
-    shape = layout.get("global_shape")
-    if not isinstance(shape, list):
+    if not isinstance(layout.get("global_shape"), list):
         return "unknown"
-    known = all(isinstance(dim, int) for dim in shape)
-    return "full" if known and layout.get("spec") is not None and layout.get("mesh") else "symbolic"
+    return "rejected" if layout.get("spec") is not None and layout.get("mesh") else "symbolic"
 
 
 def count(values: Iterable[str]) -> dict[str, int]:
@@ -227,14 +230,14 @@ def _seconds(value: float | None) -> str:
 def _classes(classes: dict[str, int]) -> str:
     total = sum(classes.values())
     if not total:
-        return "0 / 0 / 0"
+        return " / ".join("0" for _ in CLASSES)
     parts = " / ".join(str(classes.get(name, 0)) for name in CLASSES)
     resolved = classes.get("full", 0) + classes.get("symbolic", 0)
-    return f"{parts} ({100 * resolved / total:.0f}% full or symbolic)"
+    return f"{parts} ({100 * resolved / total:.0f}% resolved)"
 
 
 def print_table(results: Sequence[RepositoryResult]) -> None:
-    header = "| repository | files | shardls CPU s | ruff CPU s | ratio | sites | full / symbolic / unknown | array sites: full / symbolic / unknown | errors | warnings |"
+    header = "| repository | files | shardls CPU s | ruff CPU s | ratio | sites | full / symbolic / rejected / unknown | array sites: the same | errors | warnings |"
     print(header)
     print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|")
     for r in results:
@@ -319,6 +322,13 @@ def repositories(arguments: Sequence[str]) -> list[Path]:
     return [DEFAULT_ROOT / name for name in DEFAULT_REPOSITORIES if (DEFAULT_ROOT / name).is_dir()]
 
 
+def _saved_timings(path: Path) -> dict[str, dict[str, Any]]:
+    """The CPU figures of the run that saved the JSON (so `--from` prints them too)."""
+    if not path.exists():
+        return {}
+    return {row["name"]: row for row in json.loads(path.read_text())}
+
+
 def load_saved(folder: Path, paths: Sequence[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:
     return {
         path.name: (path, json.loads((folder / f"{path.name}.json").read_text()))
@@ -363,9 +373,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.saved is not None:
         documents = load_saved(args.saved, paths)
+        timings = _saved_timings(args.saved / TIMINGS)
         results = []
         for name, (root, document) in documents.items():
             result = RepositoryResult(name=name, path=str(root), files=len(discover([root])))
+            for key in ("shardls_cpu", "shardls_wall", "shardls_timed_out", "ruff_cpu", "ruff_timed_out"):
+                if key in timings.get(name, {}):
+                    setattr(result, key, timings[name][key])
             summarise(result, document)
             results.append(result)
         print_table(results)
@@ -378,9 +392,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"... {path.name}", file=sys.stderr, flush=True)
             results.append(benchmark(path, args.timeout, save))
         print_table(results)
+        rows = json.dumps([{**asdict(r), "ratio": r.ratio} for r in results], indent=2) + "\n"
         if args.json is not None:
-            rows = [{**asdict(r), "ratio": r.ratio} for r in results]
-            args.json.write_text(json.dumps(rows, indent=2) + "\n")
+            args.json.write_text(rows)
+        if save is not None:
+            save.mkdir(parents=True, exist_ok=True)
+            (save / TIMINGS).write_text(rows)
         documents = load_saved(save, paths) if save is not None else {}
     if args.diagnostics:
         print()
