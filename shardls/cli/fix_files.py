@@ -64,7 +64,7 @@ def fix_files(
     jobs: Sequence[CheckJob], reports: Sequence[FileReport], allowed: Sequence[Path], unsafe: bool
 ) -> FixRun:
     """Compute the fixes of every file (nothing is written); `allowed` are the checked paths."""
-    roots = [os.path.realpath(path) for path in allowed]
+    roots = checked_folders(allowed)
     after: list[FileReport] = []
     fixed: list[FixedFile] = []
     problems: list[str] = []
@@ -88,7 +88,7 @@ def _fix_one(
     if not any(certain_fixes(report.diagnostics, FixSource("\n".join(report.lines)), _no_site, unsafe)):
         return None, None
     if job.data is None:
-        why = _not_writable(job.path, roots)
+        why = not_writable(job.path, roots)
         if why:
             return None, why
     raw = job.data if job.data is not None else _read(job.path)
@@ -138,7 +138,7 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _not_writable(path: Path, roots: Sequence[str]) -> str | None:
+def not_writable(path: Path, roots: Sequence[str]) -> str | None:
     """Why `path` must not be written: a link, not a regular file, or outside the checked paths."""
     try:
         status = os.lstat(path)
@@ -148,10 +148,24 @@ def _not_writable(path: Path, roots: Sequence[str]) -> str | None:
         return "not fixed: it is a symbolic link"
     if not stat.S_ISREG(status.st_mode):
         return "not fixed: not a regular file"
-    real = os.path.realpath(path)
-    if not any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+    if not any(_below(path, root) for root in roots):
         return "not fixed: it lies outside the paths given to check"
     return None
+
+
+def _below(path: Path, root: str) -> bool:
+    """Whether `path` is under the folder `root` with no link on the way down (a link to a
+    folder elsewhere, planted in the checked tree, must not be written through)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder != root and not folder.startswith(root.rstrip(os.sep) + os.sep):
+        return False
+    expected = os.path.normpath(os.path.join(os.path.realpath(root), os.path.relpath(folder, root)))
+    return os.path.realpath(folder) == expected
+
+
+def checked_folders(paths: Sequence[Path]) -> list[str]:
+    """The folders `--fix` may write in: each checked folder, and the folder of each checked file."""
+    return [os.path.abspath(path if path.is_dir() else path.parent) for path in paths]
 
 
 def _read(path: Path) -> bytes | None:
@@ -170,7 +184,7 @@ def _read(path: Path) -> bytes | None:
 def write_fixed(file: FixedFile, roots: Sequence[Path]) -> str | None:
     """Write one fixed file atomically; why not, if it was not written."""
     path = file.job.path
-    why = _not_writable(path, [os.path.realpath(root) for root in roots])
+    why = not_writable(path, checked_folders(roots))
     if why:
         return why
     if _read(path) != file.raw:
