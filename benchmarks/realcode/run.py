@@ -313,6 +313,43 @@ def print_diagnostics(documents: dict[str, tuple[Path, dict[str, Any]]], severit
                 print(f"    {_source_line(root, d)[:200]}")
 
 
+def _key(repository: str, entry: dict[str, Any]) -> tuple[str, str, int | None, int, str]:
+    return (repository, entry["path"], entry.get("cell"), entry["line"], entry["code"])
+
+
+def print_against_classification(documents: dict[str, tuple[Path, dict[str, Any]]], classified: Path) -> None:
+    """Each class of the hand classification: how many of its diagnostics are still reported, and
+    every error or warning that the classification does not know (new, or moved) to classify."""
+    recorded = json.loads(classified.read_text())
+    measured = {name for name in documents}
+    expected: Counter[tuple[str, str, int | None, int, str]] = Counter()
+    by_class: dict[str, list[tuple[str, str, int | None, int, str]]] = {}
+    for row in recorded["diagnostics"]:
+        if row["repo"] in measured:
+            expected[_key(row["repo"], row)] += 1
+            by_class.setdefault(row["class"], []).append(_key(row["repo"], row))
+    seen: Counter[tuple[str, str, int | None, int, str]] = Counter(
+        _key(name, d)
+        for name, (_, document) in documents.items()
+        for d in document["diagnostics"]
+        if d["severity"] in ("error", "warning")
+    )
+    print("| class | verdict | classified | still reported | what |\n|---|---|---:|---:|---|")
+    for name, keys in sorted(by_class.items()):
+        still = sum(min(seen[k], expected[k]) for k in set(keys))
+        verdict = "true" if name.startswith("T-") else "false"
+        print(f"| {name} | {verdict} | {len(keys)} | {still} | {recorded['classes'][name]} |")
+    unknown = seen - expected
+    print(f"\nnot in the classification: {sum(unknown.values())}")
+    for name, (root, document) in sorted(documents.items()):
+        for d in document["diagnostics"]:
+            key = _key(name, d)
+            if unknown[key] > 0:
+                unknown[key] -= 1
+                print(f"{_where(name, d)} {d['code']} {d['severity']}: {d['message']}")
+                print(f"    {_source_line(root, d)[:200]}")
+
+
 # -- main ----------------------------------------------------------------------------------------------
 
 
@@ -361,6 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="list every diagnostic of these severities, e.g. error,warning",
     )
     parser.add_argument(
+        "--classified",
+        type=Path,
+        metavar="FILE",
+        help="compare with a hand classification (benchmarks/realcode/classified.json)",
+    )
+    parser.add_argument(
         "--commit", metavar="REF", help="measure this commit's shardls (default: the working tree)"
     )
     args = parser.parse_args(argv)
@@ -385,7 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_table(results)
     else:
         save = args.save or (
-            Path(tempfile.mkdtemp(prefix="shardls-realcode-")) if args.sample or args.diagnostics else None
+            Path(tempfile.mkdtemp(prefix="shardls-realcode-"))
+            if args.sample or args.diagnostics or args.classified
+            else None
         )
         results = []
         for path in paths:
@@ -399,6 +444,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             save.mkdir(parents=True, exist_ok=True)
             (save / TIMINGS).write_text(rows)
         documents = load_saved(save, paths) if save is not None else {}
+    if args.classified:
+        print()
+        print_against_classification(documents, args.classified)
     if args.diagnostics:
         print()
         print_diagnostics(documents, set(args.diagnostics.split(",")))
