@@ -117,9 +117,9 @@ def read_pragmas(source: ParsedSource, bare_noqa: bool = False) -> Pragmas:
     suppressions: list[Suppression] = []
     comment_lines: dict[int, int] = {}
     errors: list[tuple[int, str]] = []
-    for number, line in enumerate(lines):
-        if device_hint is None and "device" in line:
-            match = _XLA_HINT.search(line) or _CPU_DEVICES_HINT.search(line)
+    for number, text in enumerate(lines):
+        if device_hint is None and "device" in text:
+            match = _XLA_HINT.search(text) or _CPU_DEVICES_HINT.search(text)
             if match:
                 what = "XLA_FLAGS hint" if "xla_force" in match.group(0) else "jax_num_cpu_devices hint"
                 device_hint = (int(match.group(1)), number, what)
@@ -214,7 +214,7 @@ def statement_comments(segment: Segment) -> StatementComments:
     comment_lines: dict[int, int] = {}
     target = segment.first_line + len(segment.lines) - 1
     for row in range(len(segment.lines), 0, -1):
-        if row in ends or not segment.lines[row - 1].strip():
+        if row in ends:
             target = segment.first_line + row - 1
         elif segment.first_line + row - 1 != target:
             comment_lines[segment.first_line + row - 1] = target

@@ -7,7 +7,9 @@ non-ASCII before the edit, comments already on the line), each fix the editor wo
 applied with `apply_edits` and the result analysed again. The other diagnostics are compared by
 code, line (shifted by the lines the fix inserts or removes) and message. A certain fix and a
 suppression must leave them exactly as they were; a fix that is a guess (another axis, another
-mesh context) may make others go away, never add one.
+mesh context) may make others go away, never add one. No fix may write a name nothing binds (a
+rename that wrote `P(rmodelr)` for `P(r"modle")` parses and silences SH005), and no site may
+lose its spec.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ _STATEMENTS = [
     "a = NamedSharding(mesh, \\\n    P({lit}))",
     "a = NamedSharding(\n    mesh,\n    P(None, {lit}),\n)",
     'a = NamedSharding(mesh, P({lit})); s = """\ntext # not a comment\n"""',
+    'a = NamedSharding(mesh, P({lit})); s = """\n\n\ttext\n\n"""',
     'b = "#"; a = NamedSharding(mesh, P({lit}))',
     "é = 'ü'; a = NamedSharding(mesh, P({lit}))",
     "if True:\n\ta = NamedSharding(mesh, P({lit}))",
@@ -152,6 +155,19 @@ def _parses(text: str) -> bool:
     return True
 
 
+def _names(text: str) -> set[str]:
+    return {node.id for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Name)}
+
+
+def _imported(text: str) -> set[str]:
+    return {
+        (alias.asname or alias.name).split(".")[0]
+        for node in ast.walk(ast.parse(text))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+
+
 def _shift(edits: tuple[Edit, ...]) -> list[tuple[tuple[int, int], int]]:
     """(position, lines added) of each edit: what starts at or after the position moves."""
     return [
@@ -218,6 +234,12 @@ def test_a_fix_parses_removes_its_diagnostic_and_changes_nothing_else(
         assert found == others, f"{fix.title} changed other diagnostics:\n{fixed}"
     else:
         assert not (found - others), f"{fix.title} added diagnostics:\n{fixed}"
+    if _parses(text):
+        new_names = _names(fixed) - _names(text)
+        assert new_names <= _imported(fixed), f"{fix.title} wrote the names {new_names}:\n{fixed}"
+    known = Counter((s.kind, _moved(s.span, shifts)) for s in before.sites if s.spec is not None)
+    still = Counter((s.kind, s.span.line) for s in after.sites if s.spec is not None)
+    assert not (known - still), f"{fix.title} lost the spec of a site:\n{fixed}"
 
 
 @pytest.mark.parametrize("literal", ['f"modle"', '"mo" "dle"', 'b"modle"', '"mod\\x6ce"', 'rb"modle"'])
