@@ -118,7 +118,7 @@ class RepositoryResult:
 
     @property
     def ratio(self) -> float | None:
-        if self.shardls_cpu is None or not self.ruff_cpu:
+        if self.shardls_cpu is None or not self.ruff_cpu or self.shardls_timed_out or self.ruff_timed_out:
             return None
         return self.shardls_cpu / self.ruff_cpu
 
@@ -201,7 +201,7 @@ def benchmark(path: Path, timeout: float, save: Path | None) -> RepositoryResult
     result.shardls_cpu, result.shardls_wall = check.cpu, check.wall
     result.shardls_returncode, result.shardls_timed_out = check.returncode, check.timed_out
     if check.timed_out:
-        result.shardls_failure = f"timed out after {timeout:.0f} s"
+        result.shardls_failure = f"timed out after {timeout:g} s"
     else:
         try:
             document = json.loads(check.stdout)
@@ -245,8 +245,9 @@ def print_table(results: Sequence[RepositoryResult]) -> None:
         warnings = sum(n for key, n in r.diagnostics.items() if key.endswith(" warning"))
         ratio = "-" if r.ratio is None else f"{r.ratio:.1f}×"
         shardls = _seconds(r.shardls_cpu) + (" (TIMEOUT)" if r.shardls_timed_out else "")
+        ruff = _seconds(r.ruff_cpu) + (" (TIMEOUT)" if r.ruff_timed_out else "")
         print(
-            f"| {r.name} | {r.files} | {shardls} | {_seconds(r.ruff_cpu)} | {ratio} | {r.sites} "
+            f"| {r.name} | {r.files} | {shardls} | {ruff} | {ratio} | {r.sites} "
             f"| {_classes(r.layout_classes)} | {_classes(r.array_layout_classes)} | {errors} | {warnings} |"
         )
     print()
