@@ -241,15 +241,9 @@ def print_table(results: Sequence[RepositoryResult]) -> None:
     print(header)
     print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|")
     for r in results:
-        errors = sum(n for key, n in r.diagnostics.items() if key.endswith(" error"))
-        warnings = sum(n for key, n in r.diagnostics.items() if key.endswith(" warning"))
-        ratio = "-" if r.ratio is None else f"{r.ratio:.1f}×"
-        shardls = _seconds(r.shardls_cpu) + (" (TIMEOUT)" if r.shardls_timed_out else "")
-        ruff = _seconds(r.ruff_cpu) + (" (TIMEOUT)" if r.ruff_timed_out else "")
-        print(
-            f"| {r.name} | {r.files} | {shardls} | {ruff} | {ratio} | {r.sites} "
-            f"| {_classes(r.layout_classes)} | {_classes(r.array_layout_classes)} | {errors} | {warnings} |"
-        )
+        _print_row(r)
+    if len(results) > 1:
+        _print_total(results)
     print()
     for r in results:
         if r.shardls_failure:
@@ -257,6 +251,36 @@ def print_table(results: Sequence[RepositoryResult]) -> None:
         shown = ", ".join(f"{key} {n}" for key, n in r.diagnostics.items()) or "none"
         print(f"{r.name}: diagnostics: {shown}")
         print(f"{r.name}: site kinds: {', '.join(f'{k} {n}' for k, n in r.site_kinds.items()) or 'none'}")
+
+
+def _print_row(r: RepositoryResult) -> None:
+    errors = sum(n for key, n in r.diagnostics.items() if key.endswith(" error"))
+    warnings = sum(n for key, n in r.diagnostics.items() if key.endswith(" warning"))
+    ratio = "-" if r.ratio is None else f"{r.ratio:.1f}×"
+    shardls = _seconds(r.shardls_cpu) + (" (TIMEOUT)" if r.shardls_timed_out else "")
+    ruff = _seconds(r.ruff_cpu) + (" (TIMEOUT)" if r.ruff_timed_out else "")
+    print(
+        f"| {r.name} | {r.files} | {shardls} | {ruff} | {ratio} | {r.sites} "
+        f"| {_classes(r.layout_classes)} | {_classes(r.array_layout_classes)} | {errors} | {warnings} |"
+    )
+
+
+def _print_total(results: Sequence[RepositoryResult]) -> None:
+    """The row of all repositories together (the ratio of the summed CPU times)."""
+    total = RepositoryResult(name="**all**", path="", files=sum(r.files for r in results))
+    timed = all(r.shardls_cpu is not None and r.ruff_cpu is not None for r in results)
+    if timed:
+        total.shardls_cpu = sum(r.shardls_cpu or 0.0 for r in results)
+        total.ruff_cpu = sum(r.ruff_cpu or 0.0 for r in results)
+    total.shardls_timed_out = any(r.shardls_timed_out for r in results)
+    total.ruff_timed_out = any(r.ruff_timed_out for r in results)
+    total.sites = sum(r.sites for r in results)
+    for field_name in ("layout_classes", "array_layout_classes", "diagnostics"):
+        summed: Counter[str] = Counter()
+        for r in results:
+            summed.update(getattr(r, field_name))
+        setattr(total, field_name, dict(summed))
+    _print_row(total)
 
 
 def _source_line(root: Path, entry: dict[str, Any]) -> str:
