@@ -9,7 +9,7 @@ from shardls.core.mesh import Mesh
 from shardls.core.problems import Problem
 from shardls.core.rules import CORE_RULES
 from shardls.core.spec import PartitionSpec
-from shardls.render.grid import MAX_GRID_DEVICES, device_grid
+from shardls.render.grid import device_grid
 from shardls.render.units import human_bytes
 
 
@@ -82,11 +82,7 @@ def layout_text(layout: Layout, mesh_problems: Sequence[Problem] = (), width: in
     """
     sections = ["\n".join(summary_lines(layout))]
     if layout.is_valid:
-        sections.append(
-            device_grid(layout, width)
-            if layout.mesh.size <= MAX_GRID_DEVICES
-            else f"(no device grid for a mesh of more than {MAX_GRID_DEVICES} devices)"
-        )
+        sections.append(device_grid(layout, width))
     sections.append(problems_text([*mesh_problems, *layout.problems]))
     return "\n\n".join(sections) + "\n"
 

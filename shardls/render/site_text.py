@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from shardls.analysis.facts import Diagnostic, Dim, MeshFact, Site, SymbolicDim
 from shardls.analysis.rules import ALL_RULES
-from shardls.render.grid import MAX_GRID_DEVICES, device_grid
+from shardls.render.grid import device_grid
 from shardls.render.layout_text import mesh_text, spec_text
 from shardls.render.units import human_bytes, short_bytes
 
@@ -70,26 +70,18 @@ def _outcome(site: Site) -> str:
 def describe_site(
     site: Site, problems: Sequence[Diagnostic] = (), *, markdown: bool = False, width: int = 100
 ) -> list[str]:
-    """What a hover on the site says: types, shards, memory, mesh, spec, why, and problems.
+    """What a hover on the site says, most needed first: the per-device type, shards × copies,
+    bytes per device, then the problems and the assumptions the figures rest on (the first screen
+    of a hover); after them the mesh, spec and context, the device grid, and where each number
+    comes from.
 
     `problems` are the diagnostics at the site (the caller knows which apply); the device grid
     is included for meshes of at most MAX_GRID_DEVICES devices when every size is known.
     """
     text = _Text(markdown)
-    lines = [_first_line(site, text)]
-    layout = site.layout
-    if layout is not None and layout.is_valid:
-        lines.append(
-            f"{layout.num_distinct_shards:,} distinct shard{'s' if layout.num_distinct_shards != 1 else ''}"
-            f" × {layout.copies:,} cop{'y' if layout.copies == 1 else 'ies'}"
-        )
-        per_device = site.bytes_per_device
-        lines.append(
-            f"{human_bytes(per_device)} per device, {human_bytes(per_device * layout.mesh.size)} "
-            f"over all {layout.mesh.size:,} devices"
-            if per_device is not None
-            else f"memory depends on {_unknowns(site)}"
-        )
+    lines = [_first_line(site, text), *_figures(site)]
+    lines += text.section("problems", [problem_text(d) for d in problems])
+    lines += text.section("assumptions", site.assumptions)
     if site.mesh is not None:
         lines.append(text.field("mesh", text.code(mesh_text(site.mesh.mesh))))
         lines.append(text.field("from", _mesh_origin(site.mesh)))
@@ -102,15 +94,33 @@ def describe_site(
     if site.rule_chain:
         lines += text.section("rules", site.rule_chain)
     lines.append(text.field("used in", site.context.label))
-    lines += text.section("assumptions", site.assumptions)
+    grid = _grid(site, text, width)
+    lines += [*grid, ""] if grid and site.provenance else grid
     lines += text.section("where the numbers come from", site.provenance)
-    lines += text.section("problems", [problem_text(d) for d in problems])
-    if layout is not None and layout.is_valid and not site.symbolic_dims:
-        if layout.mesh.size <= MAX_GRID_DEVICES:
-            lines += ["", *text.block(device_grid(layout, width).splitlines())]
-        else:
-            lines.append(f"(no device grid for a mesh of more than {MAX_GRID_DEVICES} devices)")
     return lines
+
+
+def _figures(site: Site) -> list[str]:
+    """`8 distinct shards × 1 copy` and the bytes per device; nothing when JAX rejects the layout."""
+    layout = site.layout
+    if layout is None or not layout.is_valid:
+        return []
+    shards, copies = layout.num_distinct_shards, layout.copies
+    per_device = site.bytes_per_device
+    return [
+        f"{shards:,} distinct shard{'s' if shards != 1 else ''} × {copies:,} cop{'y' if copies == 1 else 'ies'}",
+        f"{human_bytes(per_device)} per device, {human_bytes(per_device * layout.mesh.size)} "
+        f"over all {layout.mesh.size:,} devices"
+        if per_device is not None
+        else f"memory depends on {_unknowns(site)}",
+    ]
+
+
+def _grid(site: Site, text: _Text, width: int) -> list[str]:
+    layout = site.layout
+    if layout is None or not layout.is_valid or site.symbolic_dims:
+        return []
+    return ["", *text.block(device_grid(layout, width).splitlines())]
 
 
 def describe_mesh(

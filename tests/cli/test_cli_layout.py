@@ -31,18 +31,12 @@ def test_column_sharding_text(capsys: pytest.CaptureFixture[str]) -> None:
         "memory      96 bytes per device\n"
         "            768 bytes over all 8 devices\n"
         "\n"
-        "┌────────┬──────────────────┬──────────────────┬──────────────────┬──────────────────┐\n"
-        "│        │ model=0          │ model=1          │ model=2          │ model=3          │\n"
-        "├────────┼──────────────────┼──────────────────┼──────────────────┼──────────────────┤\n"
-        "│ data=0 │ dev 0: [:, 0:3]  │ dev 1: [:, 3:6]  │ dev 2: [:, 6:9]  │ dev 3: [:, 9:12] │\n"
-        "│ data=1 │ dev 4: [:, 0:3]  │ dev 5: [:, 3:6]  │ dev 6: [:, 6:9]  │ dev 7: [:, 9:12] │\n"
-        "└────────┴──────────────────┴──────────────────┴──────────────────┴──────────────────┘\n"
-        "\n"
-        "Devices holding the same block:\n"
-        "  [:, 0:3]   dev 0, 4\n"
-        "  [:, 3:6]   dev 1, 5\n"
-        "  [:, 6:9]   dev 2, 6\n"
-        "  [:, 9:12]  dev 3, 7\n"
+        "Devices holding each shard (columns: dim 1 over model):\n"
+        "┌──────────┬──────────┬──────────┬──────────┐\n"
+        "│ 0:3      │ 3:6      │ 6:9      │ 9:12     │\n"
+        "├──────────┼──────────┼──────────┼──────────┤\n"
+        "│ dev 0, 4 │ dev 1, 5 │ dev 2, 6 │ dev 3, 7 │\n"
+        "└──────────┴──────────┴──────────┴──────────┘\n"
         "\n"
         "no problems\n"
     )
@@ -115,7 +109,7 @@ def test_empty_spec_replicates(capsys: pytest.CaptureFixture[str]) -> None:
     assert [d["replica_id"] for d in out["devices"]] == list(range(8))
     text = layout(capsys, *EXAMPLE_MESH, "--shape", "8,12", "--spec", "P()").out
     assert "shards      1 distinct × 8 copies" in text
-    assert "  [:, :]  dev 0-7" in text
+    assert "Every device holds the whole array: dev 0-7." in text
 
 
 def test_dtype_and_human_units(capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,13 +168,14 @@ def test_axis_types_per_axis(capsys: pytest.CaptureFixture[str]) -> None:
     assert "data=2, model=4 (8 devices, Explicit axes)" in text
 
 
-def test_large_mesh_has_no_grid_but_everything_else(capsys: pytest.CaptureFixture[str]) -> None:
+def test_large_mesh_has_a_folded_grid_and_everything_else(capsys: pytest.CaptureFixture[str]) -> None:
     args = ("--mesh", "data=8,model=16", "--shape", "64,64", "--spec", "data,model")
     result = layout(capsys, *args)
     assert result.code == 0
     assert "shards      128 distinct × 1 copy" in result.out
     assert "memory      128 bytes per device" in result.out
-    assert "┌" not in result.out
+    assert "8 × 16 shards, folded" in result.out
+    assert "│ 56:64 │ dev 112 │" in result.out
     _, out = layout_json(capsys, *args)
     assert len(out["devices"]) == 128
     assert out["devices"][127] == {

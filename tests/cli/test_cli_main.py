@@ -78,7 +78,7 @@ def test_python_m_shardls_layout() -> None:
     assert done.returncode == 0
     assert done.stderr == ""
     assert "per device  float32[8,3]" in done.stdout
-    assert "│ data=1 │ dev 4: [:, 0:3]  │" in done.stdout
+    assert "│ dev 0, 4 │ dev 1, 5 │" in done.stdout
 
 
 def test_python_m_shardls_exit_statuses() -> None:

@@ -37,8 +37,7 @@ def test_a_line_explains_its_outermost_site(capsys: pytest.CaptureFixture[str]) 
         "used in: device_put",
     ]
     assert "  dim 0 = 8: literal at line 6" in lines
-    assert "│ data=1 │ dev 4: [4:8, :] │ dev 5: [4:8, :] │ dev 6: [4:8, :] │ dev 7: [4:8, :] │" in lines
-    assert "  [0:4, :]  dev 0-3" in lines
+    assert "│ dev 0-3 │ dev 4-7 │" in lines  # the device grid: one cell per distinct shard
 
 
 def test_a_column_on_a_problem_lists_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,5 +121,7 @@ def test_markdown_for_the_hover(tmp_path: Path) -> None:
     lines = describe_site(site, markdown=True)
     assert lines[0] == "`float32[8@data,16]`  →  per device `float32[4,16]`"
     assert "**spec**: `P('data')`" in lines
-    assert lines[lines.index("```text") + 1].startswith("┌")
-    assert lines[-1] == "```"
+    fence = lines.index("```text")
+    assert lines[fence + 1] == "Devices holding each shard (columns: dim 0 over data):"
+    assert lines[fence + 2].startswith("┌")
+    assert lines.index("```", fence + 1) < lines.index("**where the numbers come from**:")

@@ -46,7 +46,7 @@ def test_eglot_shows_diagnostics_hover_and_follows_an_edit(tmp_path: Path, route
     first = report["hover"].split("\n")[0].replace("`", "")
     assert first.startswith("bfloat16[8,1024@model]"), first
     assert HOVER_SHAPE in first
-    assert "dev 0: [:, 0:256]" in report["hover"]
+    assert "│ dev 0, 4 │" in report["hover"]  # the device grid: devices 0 and 4 hold [:, 0:256]
     # Deleting the indivisible line clears its diagnostic (incremental didChange from eglot).
     assert report["cleared_after_edit"], report["publishes"]
     assert report["diagnostics_after_edit"] == []

@@ -63,17 +63,17 @@ def test_layout_text_sections() -> None:
     mesh_problem = Problem("SH104", Severity.ERROR, "the mesh needs 8 devices, but only 4 are available")
     sections = layout_text(layout, [mesh_problem]).split("\n\n")
     assert sections[0].splitlines()[4] == "per device  float32[2,2]"
-    assert sections[1].startswith("┌")
+    assert sections[1].startswith("Devices holding each shard (columns: dim 0 over model):\n┌")
     assert (
         sections[-1]
         == "error SH104 mesh-larger-than-devices: the mesh needs 8 devices, but only 4 are available\n"
     )
 
 
-def test_no_grid_above_64_devices() -> None:
+def test_a_large_mesh_gets_a_folded_grid() -> None:
     layout = compute_layout(Mesh.of({"data": 8, "model": 16}), PartitionSpec.of("data", "model"), (64, 64))
     text = layout_text(layout)
     assert "per device  float32[8,4]" in text
-    assert "(no device grid for a mesh of more than 64 devices)" in text
-    assert "dev 0" not in text
-    assert text.endswith("\n\nno problems\n")
+    assert "8 × 16 shards, folded" in text
+    assert "│ 56:64 │ dev 112 │" in text
+    assert text.endswith("┘\n\nno problems\n")

@@ -23,7 +23,32 @@ async def test_hover_on_a_spec_shows_the_layout(client: RecordingClient, tmp_pat
     assert "128 bytes per device, 1.0 KiB (1,024 bytes) over all 8 devices" in text
     assert "**mesh**: `data=2, model=4 (8 devices, Explicit axes)`" in text
     assert "make_mesh at line 5" in text
-    assert "dev 0: [:, 0:4]" in text  # the device grid
+    # The device grid of the 2×4 mesh: one table, one cell per distinct shard with its devices.
+    assert text.count("┌") == 1
+    assert "│ 0:4      │ 4:8      │ 8:12     │ 12:16    │" in text
+    assert "│ dev 0, 4 │ dev 1, 5 │ dev 2, 6 │ dev 3, 7 │" in text
+
+
+async def test_the_first_lines_of_a_hover_are_what_a_user_needs_most(
+    client: RecordingClient, tmp_path: Path
+) -> None:
+    """Per-device shape, shards × copies, bytes, then problems; the mesh, spec, grid and where
+    the numbers come from after them."""
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "model.py", MODEL)
+
+    good = await hover_text(client, uri, position_of(MODEL, 'P(None, "model")'))
+    bad = await hover_text(client, uri, position_of(MODEL, "jax.device_put", line=6))
+
+    assert good is not None and bad is not None
+    assert [line.rstrip() for line in good.split("\n")[:3]] == [
+        "`float32[8,16@model]`  →  per device `float32[8,4]`",
+        "4 distinct shards × 2 copies",
+        "128 bytes per device, 1.0 KiB (1,024 bytes) over all 8 devices",
+    ]
+    order = [good.index(text) for text in ("**mesh**", "**spec**", "```text", "**where the numbers")]
+    assert order == sorted(order)
+    assert bad.index("**problems**") < bad.index("**mesh**") < bad.index("**where the numbers")
 
 
 async def test_hover_reports_the_problem_at_the_place(client: RecordingClient, tmp_path: Path) -> None:
