@@ -12,6 +12,7 @@ comment on the last of them, the only place Python allows one.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tokenize
@@ -84,10 +85,22 @@ class Pragmas:
         at = self.comment_lines.get(line, line)
         return next((s for s in self._by_line.get(at, ()) if s.covers(code, self.bare_noqa)), None)
 
+    def on_line(self, line: int) -> list[Suppression]:
+        """The suppressions written on `line`."""
+        return self._by_line.get(line, [])
+
     def suppressed(self, line: int, code: str) -> bool:
         return self.suppression_for(line, code) is not None
 
-    @property
+    @functools.cached_property
+    def covered_lines(self) -> dict[int, set[int]]:
+        """Comment line -> the other lines its suppressions cover."""
+        found: dict[int, set[int]] = {}
+        for line, target in self.comment_lines.items():
+            found.setdefault(target, set()).add(line)
+        return found
+
+    @functools.cached_property
     def _by_line(self) -> dict[int, list[Suppression]]:
         found: dict[int, list[Suppression]] = {}
         for suppression in self.suppressions:

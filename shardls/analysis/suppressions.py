@@ -55,9 +55,7 @@ def apply_suppressions(
     if complete and settings.enabled(UNUSED):
         broken = _broken_lines(source)
         for suppression in pragmas.suppressions:
-            covered = {suppression.line} | {
-                line for line, target in pragmas.comment_lines.items() if target == suppression.line
-            }
+            covered = {suppression.line} | pragmas.covered_lines.get(suppression.line, set())
             if covered & broken:
                 continue
             finding = _unused(suppression, used.get(suppression, set()), settings, assumption)
@@ -73,10 +71,7 @@ def _order(diagnostic: Diagnostic) -> tuple[Span, str]:
 
 def _names_unused(pragmas: Pragmas, line: int) -> bool:
     """Only a comment that names SH401 silences it: a blanket one would hide its own report."""
-    return any(
-        s.line == line and s.codes is not None and any(c.code == UNUSED for c in s.codes)
-        for s in pragmas.suppressions
-    )
+    return any(s.codes is not None and any(c.code == UNUSED for c in s.codes) for s in pragmas.on_line(line))
 
 
 def _broken_lines(source: ParsedSource) -> set[int]:

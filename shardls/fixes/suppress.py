@@ -24,7 +24,7 @@ def ignore_fix(diagnostic: Diagnostic, source: FixSource) -> list[Fix]:
         return []
     line = source.comment_line(diagnostic.span.line)
     title = f"Ignore {code} on this line"
-    existing = [s for s in source.pragmas.suppressions if s.line == line and s.kind == SHARDLS]
+    existing = [s for s in source.pragmas.on_line(line) if s.kind == SHARDLS]
     if any(s.codes is None or any(c.code == code for c in s.codes) for s in existing):
         return []  # already silenced there: the diagnostic comes from elsewhere
     if existing and existing[0].codes:
