@@ -33,6 +33,10 @@ _OUR_CODE = re.compile(r"SH\d+")
 _LIST_ITEM = re.compile(r"[^\s,]+")
 
 SHARDLS = "shardls"
+_IGNORE_FILE_ALONE = (
+    "`# shardls: ignore-file` must be on a line of its own (as ruff's `# ruff: noqa`); "
+    "to silence this line, write `# shardls: ignore`"
+)
 NOQA = "noqa"
 
 
@@ -151,7 +155,9 @@ def read_pragmas(source: ParsedSource, bare_noqa: bool = False) -> Pragmas:
                         found_here = True
                     continue
                 body = directive[_PRAGMA.match(directive).end() :].strip()  # type: ignore[union-attr]
-                if body == "ignore-file":
+                if body == "ignore-file" and lines[line][: comment.column].strip():
+                    errors.append((line, _IGNORE_FILE_ALONE))
+                elif body == "ignore-file":
                     ignore_file = True
                 elif body.startswith("ignore"):
                     read = _ignore(body, line, column, comment.column + end)

@@ -142,6 +142,7 @@ def test_no_unused_report_where_the_analysis_is_incomplete() -> None:
         ("# shardls: ignore[unused-import]", "'unused-import' is not a rule code"),
         ("# shardls: ignroe[SH005]", "unknown shardls pragma"),
         ("# shardls: device-count=eight", "device-count needs a positive integer"),
+        ("# shardls: ignore-file", "must be on a line of its own"),
     ],
 )
 def test_an_unreadable_pragma_is_sh402(comment: str, says: str) -> None:
@@ -151,3 +152,7 @@ def test_an_unreadable_pragma_is_sh402(comment: str, says: str) -> None:
     assert invalid.severity is Severity.ERROR
     assert "SH005" in [d.code for d in analysis.diagnostics]  # an unreadable pragma silences nothing
     assert "SH209" not in [d.code for d in analysis.diagnostics]
+
+
+def test_ignore_file_on_its_own_line_skips_the_file() -> None:
+    assert _codes(f"# a note # shardls: ignore-file\n{TYPO}\n") == []
