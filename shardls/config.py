@@ -47,7 +47,7 @@ from shardls.analysis.rules import ALL_RULES
 from shardls.analysis.settings import Settings
 from shardls.core import AxisType, Mesh, parse_dtype
 from shardls.core.suggest import closest, did_you_mean
-from shardls.files import display_path
+from shardls.files import display_path, read_workspace_file
 from shardls.globs import PatternSet
 from shardls.meshtext import mesh_from_table, parse_axis_types, parse_mesh_text, with_axis_types
 
@@ -353,7 +353,7 @@ def _mentions_shardls(pyproject: Path) -> bool:
     """Whether a pyproject.toml may configure shardls; others are never parsed, so that a broken
     pyproject.toml of an unrelated parent folder cannot stop a check."""
     try:
-        return b"shardls" in pyproject.read_bytes()
+        return b"shardls" in read_workspace_file(pyproject, [pyproject.parent])
     except OSError:
         return False
 
@@ -364,13 +364,18 @@ def _table(document: dict[str, object], key: str) -> dict[str, object]:
 
 
 def _read_toml(path: Path) -> dict[str, object]:
+    """The document; read as a file of its own folder (`read_workspace_file`: no FIFO, device or
+    link out of it), and a nesting too deep for the parser is an error, not a crash."""
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_workspace_file(path, [path.parent]).decode("utf-8"))
     except OSError as error:
         raise ConfigError(f"{display_path(path)}: cannot read: {error.strerror or error}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ConfigError(f"{display_path(path)}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{display_path(path)}: not valid TOML: arrays or tables nested too deeply"
+        ) from None
 
 
 # The checks of each setting's value, shared with the editor's settings (`shardls.server`):
@@ -449,7 +454,7 @@ def bytes_setting(value: object) -> int:
 def optimizer_setting(value: object) -> str:
     from shardls.memory.optimizer import OPTIMIZERS
 
-    if value not in OPTIMIZERS:
+    if not isinstance(value, str) or value not in OPTIMIZERS:
         raise ValueError(f"expected one of {', '.join(OPTIMIZERS)}, got {value!r}")
     return str(value)
 

@@ -3,28 +3,153 @@
 One syntax for both means a user who knows .gitignore knows `exclude`. The subset of gitignore
 implemented (enough for real projects, without a dependency):
 
-* blank lines and `#` comments; `\\#` and `\\!` for a literal first character;
+* blank lines and `#` comments; `\\` makes the next character literal (`\\#`, `\\!`, `\\*`);
 * `!pattern` re-includes what an earlier pattern excluded (the last match wins);
 * `dir/` matches directories only;
 * a pattern with a `/` before its end is anchored to the pattern file's folder, one without
   matches at any depth (`*.pyc`, `build/`);
-* `*`, `?`, `[abc]`/`[!abc]`, and `**` for any number of folders (`**/x`, `x/**`, `a/**/b`).
+* `*`, `?`, `[abc]`/`[!abc]`/`[a-z]` within one name; `**` as a whole name for any number of
+  folders (`**/x`, `a/**/b`; a trailing `x/**` is everything inside `x`); any other `**` is a `*`,
+  as in git.
 
 Not implemented: escaped trailing spaces and the rule that a file in an excluded folder cannot
 be re-included (callers get it for free by not walking excluded folders).
+
+Matching takes time linear in the path for a given pattern, whatever the pattern: a `.gitignore`
+comes from the workspace, and a regular expression with several `*` (`*a*a*a*a*a*a*a*ab`)
+backtracks exponentially on a long name. A name is matched by the pieces between its `*`s, each
+of fixed length, placed leftmost one after the other (leftmost placement leaves the most room
+for the rest, so it finds a match whenever there is one); a path is matched by its names the
+same way, the pattern's `**` names standing for the `*`s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+_ANY_NAMES = "**"
+"""A pattern name that stands for any number of names."""
+_NOTHING = "(?!)"
+"""A character no character matches."""
+
+
+@dataclass(frozen=True)
+class NameGlob:
+    """One name of a pattern (`*.py`, `data_[0-9]?`): the fixed-length pieces between its `*`s."""
+
+    pieces: tuple[re.Pattern[str], ...]
+    """One more than the number of `*`: the first is anchored at the start, the last at the end."""
+    lengths: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> NameGlob:
+        pieces: list[list[str]] = [[]]
+        i = 0
+        while i < len(text):
+            char = text[i]
+            if char == "\\" and i + 1 < len(text):
+                pieces[-1].append(re.escape(text[i + 1]))
+                i += 2
+                continue
+            if char == "*":
+                if pieces[-1] or len(pieces) == 1:  # `**` inside a name is one `*`
+                    pieces.append([])
+            elif char == "?":
+                pieces[-1].append(".")
+            elif char == "[" and (end := text.find("]", i + 2)) != -1:
+                pieces[-1].append(_character_class(text[i + 1 : end]))
+                i = end
+            else:
+                pieces[-1].append(re.escape(char))
+            i += 1
+        return cls(tuple(re.compile("".join(p), re.DOTALL) for p in pieces), tuple(map(len, pieces)))
+
+    def matches(self, name: str) -> bool:
+        first, last = self.pieces[0], self.pieces[-1]
+        if len(self.pieces) == 1:
+            return first.fullmatch(name) is not None
+        if first.match(name) is None:
+            return False
+        position = self.lengths[0]
+        for piece in self.pieces[1:-1]:
+            found = piece.search(name, position)
+            if found is None:
+                return False
+            position = found.end()
+        start = len(name) - self.lengths[-1]
+        return start >= position and last.fullmatch(name, start) is not None
+
+
+def _character_class(members: str) -> str:
+    """`[abc]`, `[!a-z]` or `[^a-z]` as a regular-expression class (it never matches `/`: names
+    hold none)."""
+    negate = members[:1] in ("!", "^")
+    body = re.escape(members[negate:]).replace("\\-", "-")
+    token = "[" + ("^" if negate else "") + body + "]"
+    try:
+        re.compile(token)
+    except re.error:  # a range backwards (`[z-a]`) matches nothing, as in git
+        return _NOTHING
+    return token
+
+
+@dataclass(frozen=True)
+class PathGlob:
+    """A pattern over `/`-separated relative paths: name globs, and `**` for any run of names."""
+
+    runs: tuple[tuple[NameGlob, ...], ...]
+    """The name globs between the `**`s; like `NameGlob.pieces`, first and last are anchored."""
+    inside: bool = False
+    """A trailing `/**`: at least one name must follow (`x/**` is what is inside `x`)."""
+
+    @classmethod
+    def parse(cls, text: str, anchored: bool) -> PathGlob:
+        names = text.split("/")
+        inside = len(names) > 1 and names[-1] == _ANY_NAMES
+        if not anchored:
+            names = [_ANY_NAMES, *names]
+        runs: list[list[NameGlob]] = [[]]
+        for name in names:
+            if name == _ANY_NAMES:
+                if runs[-1] or len(runs) == 1:
+                    runs.append([])
+            else:
+                runs[-1].append(NameGlob.parse(name))
+        return cls(tuple(map(tuple, runs)), inside)
+
+    def matches(self, path: str) -> bool:
+        names = path.split("/")
+        if len(self.runs) == 1:
+            return _run_at(self.runs[0], names, 0) and len(names) == len(self.runs[0])
+        first, last = self.runs[0], self.runs[-1]
+        if not _run_at(first, names, 0):
+            return False
+        position = len(first)
+        for run in self.runs[1:-1]:
+            found = next(
+                (i for i in range(position, len(names) - len(run) + 1) if _run_at(run, names, i)), None
+            )
+            if found is None:
+                return False
+            position = found + len(run)
+        start = len(names) - len(last)
+        if self.inside and start <= position:
+            return False
+        return start >= position and _run_at(last, names, start)
+
+
+def _run_at(run: Sequence[NameGlob], names: Sequence[str], start: int) -> bool:
+    return start + len(run) <= len(names) and all(
+        glob.matches(names[start + i]) for i, glob in enumerate(run)
+    )
 
 
 @dataclass(frozen=True)
 class _Pattern:
-    regex: re.Pattern[str]
+    glob: PathGlob
     negated: bool
     directories_only: bool
 
@@ -40,15 +165,6 @@ class PatternSet:
     def parse(cls, base: Path, lines: Iterable[str]) -> PatternSet:
         return cls(base, tuple(pattern for line in lines if (pattern := _compile(line)) is not None))
 
-    @classmethod
-    def read(cls, ignore_file: Path) -> PatternSet | None:
-        """A .gitignore file's patterns, or None when it cannot be read (then it ignores nothing)."""
-        try:
-            text = ignore_file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-        return cls.parse(ignore_file.parent, text.splitlines())
-
     def match(self, path: Path, is_dir: bool) -> bool | None:
         """True: excluded; False: re-included by a `!` pattern; None: no pattern is about `path`."""
         try:
@@ -57,7 +173,7 @@ class PatternSet:
             return None
         verdict = None
         for pattern in self.patterns:
-            if (is_dir or not pattern.directories_only) and pattern.regex.fullmatch(relative):
+            if (is_dir or not pattern.directories_only) and pattern.glob.matches(relative):
                 verdict = not pattern.negated
         return verdict
 
@@ -77,40 +193,11 @@ def _compile(line: str) -> _Pattern | None:
     if not text or text.startswith("#"):
         return None
     negated = text.startswith("!")
-    if negated or text[:2] in ("\\#", "\\!"):
+    if negated:
         text = text[1:]
     directories_only = text.endswith("/")
     text = text.rstrip("/")
     if not text:
         return None
     anchored = "/" in text
-    body = _translate(text.lstrip("/"))
-    return _Pattern(re.compile(body if anchored else f"(?:.*/)?{body}"), negated, directories_only)
-
-
-def _translate(glob: str) -> str:
-    """A glob as a regular expression over `/`-separated relative paths."""
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif glob[i] == "[" and (end := glob.find("]", i + 2)) != -1:
-            members = glob[i + 1 : end]
-            negate = members[:1] in ("!", "^")
-            out.append("[" + ("^" if negate else "") + re.escape(members[negate:]).replace("\\-", "-") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return "".join(out)
+    return _Pattern(PathGlob.parse(text.lstrip("/"), anchored), negated, directories_only)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import SegmentParser
+from shardls.files import decode_source_loosely, read_workspace_file
 
 MAX_FILE_CHARS = 1_000_000
 MAX_FILE_LINES = 50_000
@@ -63,11 +64,8 @@ class Workspace:
         cached = self._disk.get(key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        if status.st_size > 4 * MAX_FILE_CHARS:  # more characters than too_large() allows
-            return None
         try:
-            with open(key, "rb") as handle:
-                text = handle.read().decode("utf-8", errors="replace")
+            text = decode_source_loosely(read_workspace_file(key, self.roots, 4 * MAX_FILE_CHARS))
         except OSError:
             return None
         if too_large(text) is not None:

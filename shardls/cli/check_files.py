@@ -20,7 +20,7 @@ from shardls.analysis.facts import Diagnostic, Related, Site, Span
 from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
-from shardls.files import display_path, source_lines
+from shardls.files import decode_source, display_path, read_workspace_file, source_lines
 from shardls.notebook import Notebook, NotebookError, read_notebook
 
 PARALLEL_MIN_FILES = 16
@@ -103,7 +103,7 @@ class UnreadableSource(Exception):
 
 def check_file(job: CheckJob) -> FileReport:
     try:
-        text, notebook = read_source(job.path, job.data)
+        text, notebook = read_source(job.path, job.data, job.roots)
     except UnreadableSource as error:
         return _unreadable(job, str(error))
     lines = source_lines(text)
@@ -124,21 +124,33 @@ def check_file(job: CheckJob) -> FileReport:
     )
 
 
-def read_source(path: Path, data: bytes | None = None) -> tuple[str, Notebook | None]:
+def read_source(
+    path: Path, data: bytes | None = None, roots: Sequence[Path] = ()
+) -> tuple[str, Notebook | None]:
     """The text to analyse: the file's (or `data`, read from elsewhere for `path`), or a
-    notebook's code cells; raises UnreadableSource."""
+    notebook's code cells; raises UnreadableSource. The file is read as a workspace file of
+    `roots` (`read_workspace_file`), Python source in its PEP 263 encoding, notebooks as UTF-8."""
     try:
-        text = (path.read_bytes() if data is None else data).decode("utf-8-sig")
-        notebook = read_notebook(text) if path.suffix == ".ipynb" else None
+        raw = read_workspace_file(path, roots) if data is None else data
+        is_notebook = path.suffix == ".ipynb"
+        text = raw.decode("utf-8-sig") if is_notebook else decode_source(raw)
+        notebook = read_notebook(text) if is_notebook else None
     except OSError as error:
         raise UnreadableSource(f"cannot read the file: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
         raise UnreadableSource(
-            f"cannot read the file as UTF-8 text: {error.reason} at byte {error.start}"
+            f"cannot read the file as {_encoding(error.encoding)} text: {error.reason} at byte {error.start}"
         ) from None
+    except SyntaxError as error:  # an unknown coding line, or one a byte-order mark contradicts
+        raise UnreadableSource(f"cannot read the file: {error.msg}") from None
     except NotebookError as error:
         raise UnreadableSource(str(error)) from None
     return (text, None) if notebook is None else (notebook.text, notebook)
+
+
+def _encoding(name: str) -> str:
+    """`UTF-8` as people write it; a coding line's encoding as the file names it."""
+    return "UTF-8" if name.startswith("utf-8") else name
 
 
 def _unreadable(job: CheckJob, reason: str) -> FileReport:

@@ -18,6 +18,7 @@ from typing import TextIO
 
 from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
+from shardls.cli.check_files import UnreadableSource, read_source
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, Subparsers, UsageError, option_type
 from shardls.cli.settings_args import add_mesh_arguments
 from shardls.config import (
@@ -137,9 +138,9 @@ def _static(path: Path, only: str | None, settings: Settings, root: Path) -> lis
     """The file's models; the workspace (other files that instantiate them, imports) is
     `workspace_root`'s, as for `shardls check`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"{path}: cannot read it ({error})") from None
+        text, _ = read_source(path, roots=[root])
+    except UnreadableSource as error:
+        raise UsageError(f"{path}: {error}") from None
     workspace = Workspace([root])
     models = file_models(workspace, str(path), text, settings, only).models
     if only is not None and not models:
@@ -172,8 +173,8 @@ def _factory_rules(target: str, settings: Settings) -> tuple[tuple[str, object],
     if path is None or not factory:
         return None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text, _ = read_source(path, roots=[Path.cwd()])
+    except UnreadableSource:
         return None
     found = factory_rules(Workspace([Path.cwd()]), str(path), text, factory, settings)
     if found is None:

@@ -32,7 +32,7 @@ from pygls.protocol import (
 )
 
 from shardls import __version__
-from shardls.files import source_lines
+from shardls.files import decode_source_loosely, read_workspace_file, source_lines
 from shardls.server.analyses import Analyses
 from shardls.server.debounce import Debouncer
 from shardls.server.documents import FOLLOWED_CHARS, EditorDocument, EditorWorkspace
@@ -249,9 +249,7 @@ class ShardServer(LanguageServer):
             if same_file(unit.path, path):
                 return unit.lines
         try:
-            if Path(path).stat().st_size > MAX_READ_BYTES:
-                return None
-            return source_lines(Path(path).read_bytes().decode("utf-8", errors="replace"))
+            return source_lines(decode_source_loosely(read_workspace_file(path, self.roots, MAX_READ_BYTES)))
         except OSError:
             return None
 

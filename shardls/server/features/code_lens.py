@@ -6,8 +6,6 @@ client can show documents, opens it. The same figures head the hover of the clas
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -116,9 +114,8 @@ async def _show(server: ShardServer, uri: str, line: int, name: str) -> str | No
         return None
     markdown = model_markdown(server, view, model)
     if server.supports("window", "show_document"):
-        folder = Path(tempfile.gettempdir()) / "shardls"
-        folder.mkdir(exist_ok=True)
-        document = folder / f"{model.name}-memory.md"
-        document.write_text(markdown, encoding="utf-8")
+        from shardls.memory.documents import write_memory_document
+
+        document = write_memory_document(model.name, markdown)
         await server.window_show_document_async(types.ShowDocumentParams(document.as_uri(), take_focus=True))
     return markdown

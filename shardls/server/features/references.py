@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from shardls.analysis.facts import Span
-from shardls.files import discover, source_lines
+from shardls.files import decode_source_loosely, discover, read_workspace_file, source_lines
 from shardls.server.guard import handler
 from shardls.server.strings import MESH_HEADS, literal_at, string_literals
 from shardls.server.view import same_file, to_range, unit_location
@@ -77,7 +77,7 @@ def _disk_uses(
         if path.suffix != ".py" or any(same_file(str(path), other) for other in open_paths):
             continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = decode_source_loosely(read_workspace_file(path, roots))
         except OSError:
             continue
         if axis not in text:
