@@ -87,10 +87,9 @@ def _fix_one(
         return None, None
     if not any(certain_fixes(report.diagnostics, FixSource("\n".join(report.lines)), _no_site, unsafe)):
         return None, None
-    if job.data is None:
-        why = not_writable(job.path, roots)
-        if why:
-            return None, why
+    refused = None if job.data is not None else not_writable(job.path, roots)
+    if refused:
+        return None, refused
     raw = job.data if job.data is not None else _read(job.path)
     if raw is None:
         return None, "cannot read the file again"
