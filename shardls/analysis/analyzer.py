@@ -76,6 +76,9 @@ class Analyzer:
     def __init__(self, workspace: Workspace | None = None) -> None:
         self.workspace = workspace or Workspace()
         self._files: OrderedDict[str, _FileCache] = OrderedDict()
+        self._workspace_scans: dict[
+            tuple[int, Environment], tuple[tuple[str, tuple[MeshFact, ...]], ...] | None
+        ] = {}
         self._mesh_scans: OrderedDict[tuple[str, Environment], tuple[ModuleInfo, list[MeshFact]]] = (
             OrderedDict()
         )
@@ -174,26 +177,50 @@ class Analyzer:
     def _workspace_mesh(self, path: str, environment: Environment, builder: SiteBuilder) -> MeshFact | None:
         """The only mesh built anywhere in the workspace, for a file that builds none itself
         (a model file next to the training script that makes the mesh)."""
-        found: list[MeshFact] = []
-        left = WORKSPACE_SCAN_STEPS
-        for other in self.workspace.python_files():
-            if os.path.samefile(other, path) if os.path.exists(path) else other == path:
-                continue
-            text = self.workspace.text_of(other)
-            if text is None or not _MESH_TEXT.search(text):
-                continue
-            meshes, spent = self._meshes_of(other, text, environment, builder.device_count, left)
-            left -= spent
-            if meshes is None:
-                return None
-            found.extend(meshes)
-            if len(found) > 1:
-                return None
+        scanned = self._workspace_meshes(path, environment, builder.device_count)
+        if scanned is None:
+            return None
+        found = [mesh for other, meshes in scanned if not _same_file(other, path) for mesh in meshes]
         if len(found) != 1:
             return None
         mesh = found[0]
         where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
         return replace(mesh, selection=f"the only mesh in the workspace ({where})")
+
+    def _workspace_meshes(
+        self, path: str, environment: Environment, device_count: int
+    ) -> tuple[tuple[str, tuple[MeshFact, ...]], ...] | None:
+        """The meshes of the workspace's files that build some, by file, until no file can have
+        exactly one mesh elsewhere; None when WORKSPACE_SCAN_STEPS ran out first. In a snapshot of
+        the disk (a `check` run) this is found once for all files, which keeps `check` linear in
+        files; otherwise `path`, the file being analysed, is left out."""
+        key = (self.workspace.generation, environment)
+        if self.workspace.snapshot and key in self._workspace_scans:
+            return self._workspace_scans[key]
+        by_file: list[tuple[str, tuple[MeshFact, ...]]] = []
+        result: tuple[tuple[str, tuple[MeshFact, ...]], ...] | None = None
+        left = WORKSPACE_SCAN_STEPS
+        for other in self.workspace.files_mentioning(_MESH_TEXT):
+            text = self.workspace.text_of(other)
+            if text is None or (not self.workspace.snapshot and _same_file(other, path)):
+                continue
+            meshes, spent = self._meshes_of(other, text, environment, device_count, left)
+            left -= spent
+            if meshes is None:
+                break
+            if meshes:
+                by_file.append((other, tuple(meshes)))
+                counts = [len(found) for _, found in by_file]
+                if sum(counts) - max(counts) >= 2:
+                    result = tuple(by_file)
+                    break
+        else:
+            result = tuple(by_file)
+        if self.workspace.snapshot:
+            if any(generation != key[0] for generation, _ in self._workspace_scans):
+                self._workspace_scans.clear()  # an earlier run's
+            self._workspace_scans[key] = result
+        return result
 
     def _meshes_of(
         self, path: str, text: str, environment: Environment, device_count: int, budget: int
@@ -405,6 +432,11 @@ def _assumed_count(pragmas: Pragmas, settings: Settings, device_count: DeviceCou
     """The device count as an assumption, when neither the file nor a setting states it."""
     stated = pragmas.device_count or pragmas.device_hint or settings.device_count is not None
     return None if stated else f"the default device count ({device_count.count})"
+
+
+def _same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file (links resolved; a file deleted meanwhile is not an error)."""
+    return os.path.realpath(first) == os.path.realpath(second)
 
 
 def _fallback_mesh(pragmas: Pragmas, settings: Settings) -> MeshFact | None:

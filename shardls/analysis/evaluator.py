@@ -46,6 +46,7 @@ from shardls.analysis.values import (
     Unknown,
     Value,
     as_int,
+    assumption_of,
     options,
 )
 
@@ -467,7 +468,7 @@ class Evaluator:
                 result = ~value.value  # type: ignore[operator]
         except Exception:
             return Unknown("invalid operand")
-        return self.bounded(result, node, frame, "computed")
+        return assuming(self.bounded(result, node, frame, "computed"), value)
 
     def _eval_BoolOp(self, node: ast.BoolOp, frame: Frame) -> Value:
         is_and = isinstance(node.op, ast.And)
@@ -483,8 +484,10 @@ class Evaluator:
 
     def _eval_Compare(self, node: ast.Compare, frame: Frame) -> Value:
         left = self.eval(node.left, frame)
+        operands = [left]
         for op, comparator in zip(node.ops, node.comparators):
             right = self.eval(comparator, frame)
+            operands.append(right)
             if isinstance(op, (ast.In, ast.NotIn)):
                 if not isinstance(right, (Seq, SetV, DictV)) or not isinstance(left, Const):
                     return Unknown("membership unknown")
@@ -501,9 +504,9 @@ class Evaluator:
             else:
                 return Unknown("comparison unknown")
             if not outcome:
-                return Const(False)
+                return assuming(Const(False), *operands)
             left = right
-        return Const(True)
+        return assuming(Const(True), *operands)
 
     def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
         truth = truthiness(self.eval(node.test, frame))
@@ -681,6 +684,10 @@ class Evaluator:
 
     def bindings_value(self, candidates: tuple[Binding, ...], scope: Scope, frame: Frame | None) -> Value:
         reachable = [b for b in candidates if self._reachable(b, scope, frame)] or list(candidates)
+        changed = next((b for b in reachable if b.in_loop), None)
+        if changed is not None:
+            # Not the value before the loop, nor after one iteration: the count is not known.
+            return Unknown(f"{changed.name!r} is changed in a loop", symbol=changed.name)
         values = [self.binding_value(binding, scope, frame) for binding in reachable[-self.limits.choices :]]
         return values[0] if len(values) == 1 else self.choice(values)
 
@@ -739,7 +746,8 @@ class Evaluator:
         if kind in ("assign", "with") and binding.value is not None:
             value = unpack(self.eval(binding.value, frame), binding.unpack)
             if isinstance(value, Const) and value.origin is not None and value.origin.line == binding.line:
-                return replace(value, origin=frame.origin(f"`{binding.name}`", binding.node))
+                named = frame.origin(f"`{binding.name}`", binding.node)
+                return replace(value, origin=replace(named, assumption=value.origin.assumption))
             return value
         if kind == "for" and binding.value is not None:
             iterable = self.eval(binding.value, frame)
@@ -750,6 +758,13 @@ class Evaluator:
             previous = self.lookup(binding.name, frame, binding.node)
             right = self.eval(binding.node.value, frame)
             return self.binop(type(binding.node.op), previous, right, binding.node, frame)
+        if kind == "mutate" and isinstance(binding.value, ast.Call):
+            previous = self.lookup(binding.name, frame, binding.node)
+            args, kwargs = self.call_arguments(binding.value, frame)
+            method = binding.value.func.attr if isinstance(binding.value.func, ast.Attribute) else ""
+            return mutated(previous, method, args, kwargs, self.limits.collection) or Unknown(
+                f"{binding.name!r} after .{method}()", symbol=binding.name
+            )
         if kind == "setitem" and binding.target is not None and binding.value is not None:
             previous = self.lookup(binding.name, frame, binding.node)
             key = self.eval(binding.target.slice, frame)
@@ -1075,7 +1090,7 @@ class Evaluator:
                 return Unknown("collection too large")
             return Seq(seq.items * count, seq.is_list)
         if isinstance(left, Const) and isinstance(right, Const):
-            return self._arith(op, left.value, right.value, node, frame)
+            return assuming(self._arith(op, left.value, right.value, node, frame), left, right)
         array = array_operation(op, left, right)
         if array is not None:
             return array
@@ -1163,6 +1178,52 @@ _DISPATCH: dict[type[ast.AST], Callable[[Evaluator, Any, Frame], Value]] = {
     if name.startswith("_eval_") and hasattr(ast, name.removeprefix("_eval_"))
 }
 """Evaluation method per AST node type (a dict lookup instead of building a name per node)."""
+
+
+def mutated(
+    before: Value, method: str, args: list[Value], kwargs: dict[str, Value], limit: int
+) -> Value | None:
+    """A list, dict or set after one call of a mutating method, when it is known; None when not
+    (an unknown object, an unknown argument count, a method whose result depends on the data)."""
+    if kwargs or not isinstance(before, (Seq, DictV, SetV)):
+        return None
+    if isinstance(before, Seq) and before.is_list:
+        items = before.items
+        if method == "append" and len(args) == 1:
+            items = items + (args[0],)
+        elif method == "extend" and len(args) == 1 and isinstance(args[0], Seq):
+            items = items + args[0].items
+        elif method == "insert" and len(args) == 2 and as_int(args[0]) is not None:
+            at = as_int(args[0])
+            assert at is not None
+            items = items[:at] + (args[1],) + items[at:]
+        elif method == "clear" and not args:
+            items = ()
+        else:
+            return None
+        return Seq(items, True) if len(items) <= limit else None
+    if isinstance(before, DictV) and method == "update" and len(args) == 1 and isinstance(args[0], DictV):
+        merged = _merged_dicts(before, args[0])
+        return merged if len(merged.keys) <= limit else None
+    if isinstance(before, SetV) and method == "add" and len(args) == 1:
+        return SetV(before.items + (args[0],)) if len(before.items) < limit else None
+    return None
+
+
+def _merged_dicts(first: DictV, second: DictV) -> DictV:
+    entries = dict(zip(first.keys, first.values))
+    entries.update(zip(second.keys, second.values))
+    return DictV(tuple(entries), tuple(entries.values()))
+
+
+def assuming(result: Value, *operands: Value) -> Value:
+    """`result` computed from `operands`, keeping the first assumption behind them (a size derived
+    from the default device count is as assumed as the count itself)."""
+    assumption = assumption_of(*operands)
+    if assumption is None or not isinstance(result, Const):
+        return result
+    origin = result.origin or Origin("computed")
+    return replace(result, origin=replace(origin, assumption=assumption))
 
 
 def truthiness(value: Value) -> bool | None:

@@ -58,6 +58,13 @@ class MeshFact:
     """Why it applies at a site: `NamedSharding argument`, `jax.set_mesh at line 9`, `the only mesh in this file`."""
     assumptions: tuple[str, ...] = ()
     path: str | None = None
+    assumed: tuple[str, ...] = ()
+    """The assumptions among `assumptions` (nobody stated them): problems that depend on them
+    are at most warnings."""
+    fallback: bool = False
+    """Chosen by shardls because the code does not say which mesh applies (the only mesh of the
+    file or workspace, the nearest one above): good enough to show a layout, never to decide a
+    problem, since at run time another mesh may well apply."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,9 @@ class Diagnostic:
     deprecated: bool = False
     data: Mapping[str, object] = field(default_factory=dict)
     """Numbers and names that quick fixes reuse (the core problem's data plus site details)."""
+    assumptions: tuple[str, ...] = ()
+    """What the problem rests on beyond the code and the user's settings (the default device
+    count, a mesh chosen by shardls): a diagnostic with assumptions is never an error."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,9 @@ class DeviceCount:
     source: str
     """`pragma at line 1`, `XLA_FLAGS hint at line 3`, `--device-count`, `default`."""
     assumed: bool = True
+    """Not read from the program itself (a pragma, a setting, the default): shown beside figures."""
+    default: bool = False
+    """Nobody stated it: the problems that depend on it rest on an assumption."""
 
 
 LONG_SITE_LINES = 64

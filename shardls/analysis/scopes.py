@@ -30,8 +30,8 @@ def _called_names(text: str) -> frozenset[str]:
 class Binding:
     name: str
     kind: str
-    """assign | annotation | augassign | setitem | def | class | import | importfrom | for | with |
-    param | except"""
+    """assign | annotation | augassign | setitem | mutate | def | class | import | importfrom | for |
+    with | param | except (`mutate`: a method call that changes the object, `dims.append(n)`)"""
     node: ast.AST
     """The statement (or def/class/alias/arg) that binds the name."""
     value: ast.expr | None
@@ -47,6 +47,9 @@ class Binding:
     test can be decided, the bindings of the branch not taken are dropped."""
     target: ast.Subscript | None = None
     """For `setitem`: the item written (`kwargs["shd_cfg"] = ...` rebinds `kwargs` with it)."""
+    in_loop: bool = False
+    """Written inside a `for` or `while` body: after the loop the name holds whatever the
+    iterations made of it, which is not known from one pass (a list `.append`ed in a loop)."""
 
     @property
     def line(self) -> int:
@@ -98,10 +101,13 @@ class _ScopeBuilder:
         self.counter = 0
         self.state: dict[str, Candidates] = {}
         self.guards: list[tuple[ast.If, bool]] = []
+        self.loops = 0
 
     def bind(self, binding: Binding, replace: bool = True) -> None:
         if self.guards:
             binding = dataclasses.replace(binding, guards=binding.guards + tuple(self.guards))
+        if self.loops and binding.kind in ("augassign", "setitem", "mutate"):
+            binding = dataclasses.replace(binding, in_loop=True)
         self.scope.bindings.setdefault(binding.name, []).append(binding)
         current = self.state.get(binding.name, ())
         new = (binding,) if replace else current + (binding,)
@@ -145,6 +151,15 @@ class _ScopeBuilder:
                 self._set(name, candidates)
         self.state = merged
 
+    def _mutated(self, expression: ast.expr) -> str | None:
+        """The variable a statement like `dims.append(n)` changes: a mutating method called on a
+        name this scope assigned (not a module, class or function: `nnx.update(...)`)."""
+        name = _mutated_name(expression)
+        candidates = self.state.get(name, ()) if name is not None else ()
+        if candidates and all(b.kind in _VALUE_KINDS for b in candidates):
+            return name
+        return None
+
     def run(self, body: list[ast.stmt] | tuple[ast.stmt, ...], segment: Segment) -> None:
         for stmt in body:
             self.statement(stmt, segment)
@@ -175,17 +190,25 @@ class _ScopeBuilder:
                 name = alias.asname or (alias.name.split(".")[0] if kind == "import" else alias.name)
                 self.bind(Binding(name, kind, alias, None, segment, order, (), stmt))
                 self.scope.order_of[id(alias)] = order
+        elif isinstance(stmt, ast.Expr) and self._mutated(stmt.value) is not None:
+            changed = self._mutated(stmt.value)
+            assert changed is not None and isinstance(stmt.value, ast.Call)
+            self.bind(Binding(changed, "mutate", stmt, stmt.value, segment, order))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             before = dict(self.state)
             self.target(stmt.target, "for", stmt, stmt.iter, segment, order, ())
+            self.loops += 1
             self.run(stmt.body, segment)
+            self.loops -= 1
             after_body = dict(self.state)
             self.state = dict(before)
             self.run(stmt.orelse, segment)
             self.merge(before, [after_body, dict(self.state), before])
         elif isinstance(stmt, ast.While):
             before = dict(self.state)
+            self.loops += 1
             self.run(stmt.body, segment)
+            self.loops -= 1
             after_body = dict(self.state)
             self.state = dict(before)
             self.run(stmt.orelse, segment)
@@ -260,6 +283,27 @@ class _ScopeBuilder:
     def finish(self) -> Scope:
         self.scope.final = dict(self.state)
         return self.scope
+
+
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update", "setdefault"}
+    | {"add", "discard", "popitem"}
+)
+"""Methods of list, dict and set that change the object they are called on."""
+
+
+_VALUE_KINDS = frozenset({"assign", "augassign", "setitem", "mutate"})
+"""Bindings that give a name a value a method can change in place."""
+
+
+def _mutated_name(expression: ast.expr) -> str | None:
+    """The local changed by a statement like `dims.append(n)` (a mutating method of a name)."""
+    if not isinstance(expression, ast.Call) or not isinstance(expression.func, ast.Attribute):
+        return None
+    receiver = expression.func.value
+    if expression.func.attr in MUTATORS and isinstance(receiver, ast.Name):
+        return receiver.id
+    return None
 
 
 def build_scope(

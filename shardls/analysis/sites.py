@@ -30,6 +30,7 @@ from shardls.analysis.values import (
     Value,
     alternatives,
     as_int,
+    assumption_of,
 )
 from shardls.analysis.walker import Visit
 from shardls.core import (
@@ -107,7 +108,9 @@ class SiteBuilder:
     path: str
     device_count: int
     device_count_note: str | None
-    """Set when the device count is assumed: shown wherever it matters."""
+    """Set when the device count is not read from the program: shown wherever it matters."""
+    device_count_default: bool
+    """Nobody stated the device count: what depends on it is an assumption."""
     fallback_mesh: MeshFact | None
     file_meshes: list[MeshFact]
     default_dtype: DType = FLOAT32
@@ -127,24 +130,31 @@ class SiteBuilder:
             return known
         resolved, problems = resolve_mesh(value.mesh, value.device_count or self.device_count)
         problems = list(value.problems) + problems
-        assumptions = list(value.assumptions)
+        notes, assumed = [*value.provenance, *value.assumptions], list(value.assumptions)
+        counted = f"{self.device_count} devices" + (
+            f" ({self.device_count_note})" if self.device_count_note else ""
+        )
         if FILL in value.mesh.axis_sizes and resolved.is_resolved:
             filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
-            assumptions.append(
-                f"size of {', '.join(filled)} filled from {self.device_count} devices"
-                + (f" ({self.device_count_note})" if self.device_count_note else "")
-            )
+            notes.append(f"size of {', '.join(filled)} filled from {counted}")
+            if self.device_count_default:
+                assumed.append(notes[-1])
         elif self.device_count_note and problems:
-            assumptions.append(f"{self.device_count} devices ({self.device_count_note})")
+            notes.append(counted)
+            if self.device_count_default and value.device_count is None:
+                assumed.append(counted)
         span = value.span
         source = f"{_constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
         if value.path and value.path != self.path and span:
             source = f"{_constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
-        fact = MeshFact(resolved, span, name, source, "", tuple(assumptions), value.path)
+        fact = MeshFact(
+            resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=tuple(assumed)
+        )
         self.meshes[key] = fact
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
-                self.report(span, problem)
+                certain = problem.code in _MESH_STRUCTURE_CODES
+                self.report(span, problem, assumed=() if certain else fact.assumed)
         return fact
 
     def select_mesh(
@@ -187,16 +197,20 @@ class SiteBuilder:
         return self.fallback_for(span)
 
     def fallback_for(self, span: Span) -> MeshFact | None:
-        """No mesh is explicit here: the only mesh of the file, the nearest one above, or a setting."""
+        """No mesh is explicit here: a mesh the user stated (pragma, setting), else one shardls
+        picks to show a layout (the only mesh of the file, the nearest one above, the only one in
+        the workspace), which never decides a problem."""
+        if self.fallback_mesh is not None and not self.fallback_mesh.fallback:
+            return self.fallback_mesh
         if len(self.file_meshes) == 1:
-            return _selected(self.file_meshes[0], "the only mesh in this file")
+            return _guessed(self.file_meshes[0], "the only mesh in this file")
         above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
         if above:
-            return _selected(
+            return _guessed(
                 above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)"
             )
         if self.file_meshes:
-            return _selected(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
+            return _guessed(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
         return self.fallback_mesh
 
     # -- layouts ----------------------------------------------------------------------------
@@ -216,11 +230,16 @@ class SiteBuilder:
         logical_spec: PartitionSpec | None = None,
         rule_chain: tuple[str, ...] = (),
         assumptions: Iterable[str] = (),
+        assumed: Iterable[str] = (),
         spec_span: Span | None = None,
         superseded: Callable[[Problem], bool] | None = None,
     ) -> Site | None:
         """Record a site and report the core's problems; returns the site (None if a duplicate).
 
+        `assumptions` are notes shown with the layout; `assumed` are those of them its problems
+        rest on (a prediction of the compiler's choice), which make an error a warning, as do the
+        mesh's own assumptions and dimensions computed from the default device count. A mesh
+        shardls picked (`MeshFact.fallback`) gives a layout and no problem at all.
         `superseded` marks core problems the caller has already reported in a more specific way
         (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice.
         A dimension that depends on a condition gives one site per outcome."""
@@ -241,6 +260,7 @@ class SiteBuilder:
                         logical_spec=logical_spec,
                         rule_chain=rule_chain,
                         assumptions=assumptions,
+                        assumed=assumed,
                         spec_span=spec_span,
                         superseded=superseded,
                     )
@@ -265,9 +285,11 @@ class SiteBuilder:
                 + " unknown; treated as unsharded"
             )
         dims, provenance, symbolic = _dims(shape, self.path)
+        uncertain = [*assumed, *(_shape_assumptions(shape) if shape else ())]
         layout: Layout | None = None
         if mesh is not None:
             notes.extend(mesh.assumptions)
+            uncertain.extend(mesh.assumed)
             if mesh.mesh.is_resolved:
                 concrete = (
                     tuple(d if isinstance(d, int) else mesh.mesh.size for d in dims)
@@ -287,7 +309,7 @@ class SiteBuilder:
                 else:
                     problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
                 related = _related(mesh, spec if foreign_spec else None)
-                for problem in problems:
+                for problem in problems if not mesh.fallback else ():
                     if superseded is not None and superseded(problem):
                         continue
                     self.report(
@@ -296,6 +318,7 @@ class SiteBuilder:
                         related,
                         site_name=name,
                         spec=spec,
+                        assumed=tuple(uncertain),
                     )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
         if key in self._seen:
@@ -332,7 +355,11 @@ class SiteBuilder:
         *,
         site_name: str | None = None,
         spec: SpecV | None = None,
+        assumed: Iterable[str] = (),
     ) -> None:
+        """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
+        default device count) is at most a warning that says what was assumed: only facts from
+        the code and the user's settings make an error."""
         key = (span, problem.code, problem.message)
         if key in self._seen:
             return
@@ -344,8 +371,15 @@ class SiteBuilder:
             data["spec"] = spec.spec.to_json()
         rule = CORE_RULES.get(problem.code)
         deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
+        basis = tuple(dict.fromkeys(assumed))
+        severity, message = problem.severity, problem.message
+        if basis:
+            data["assumptions"] = list(basis)
+            message += f" (if {'; '.join(basis)}: {_HOW_TO_STATE})"
+            if severity is Severity.ERROR:
+                severity = Severity.WARNING
         self.diagnostics.append(
-            Diagnostic(span, problem.code, problem.severity, problem.message, related, deprecated, data)
+            Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis)
         )
 
 
@@ -371,7 +405,24 @@ def _related(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:
 def _selected(fact: MeshFact | None, why: str) -> MeshFact | None:
     if fact is None:
         return None
-    return MeshFact(fact.mesh, fact.span, fact.name, fact.source, why, fact.assumptions, fact.path)
+    return replace(fact, selection=why)
+
+
+def _guessed(fact: MeshFact, why: str) -> MeshFact:
+    """A mesh the code does not name at this place, picked to show a layout (see `MeshFact.fallback`)."""
+    return replace(fact, selection=why, fallback=True)
+
+
+_MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
+"""Mesh problems that hold whatever the sizes and the device count are."""
+
+_HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
+
+
+def _shape_assumptions(shape: tuple[Value, ...]) -> list[str]:
+    """What the dimensions rest on: a size computed from the default device count."""
+    found = assumption_of(*shape)
+    return [found] if found is not None else []
 
 
 def _constructor_name(mesh: Mesh) -> str:

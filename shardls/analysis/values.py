@@ -28,7 +28,13 @@ class Origin:
     path: str | None = None
     line: int | None = None
     """0-based line in `path`."""
-    assumed: bool = False
+    assumption: str | None = None
+    """Set when the number rests on something nobody stated (`8 devices (default device count)`):
+    carried through arithmetic, so that a problem it decides is never reported as certain."""
+
+    @property
+    def assumed(self) -> bool:
+        return self.assumption is not None
 
     def describe(self) -> str:
         if self.line is None:
@@ -150,6 +156,8 @@ class DevicesV(Value):
     made_by: MeshConstructor = MeshConstructor.MESH
     """`create_device_mesh` and `reshape` check the device count differently from a plain list."""
     problems: tuple[Problem, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    """What the shape rests on beyond the code (see `MeshV.assumptions`)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +166,11 @@ class MeshV(Value):
     span: Span | None = None
     path: str | None = None
     assumptions: tuple[str, ...] = ()
+    """What the mesh rests on beyond the code and the user's settings (a size filled from the
+    devices because it is not known here, the default device count): its problems, and those of
+    every layout on it, are then at most warnings."""
     provenance: tuple[str, ...] = ()
+    """How its sizes were read, to show beside it (`8 devices (pragma at line 1)`)."""
     problems: tuple[Problem, ...] = ()
     """What the constructor call itself gets wrong (a literal -1, a float size)."""
     device_count: int | None = None
@@ -237,6 +249,14 @@ def alternatives(values: tuple[Value, ...] | list[Value], limit: int = 8) -> lis
     for value in values:
         combinations = [c + (o,) for c in combinations for o in options(value)][:limit]
     return combinations
+
+
+def assumption_of(*values: Value | None) -> str | None:
+    """The first assumption behind any of these values (None when all are known or stated)."""
+    for value in values:
+        if value is not None and value.origin is not None and value.origin.assumption is not None:
+            return value.origin.assumption
+    return None
 
 
 def as_int(value: Value) -> int | None:

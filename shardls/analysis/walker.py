@@ -177,8 +177,8 @@ class Walker:
                 blocks = self._taken_blocks(stmt, here)
                 for block in blocks:
                     yield from self._statements(block, frame, context, scope, search)
-                if isinstance(stmt, (ast.Raise, ast.Return)) or (
-                    isinstance(stmt, ast.If) and len(blocks) == 1 and _leaves(blocks[0])
+                if self._ends(stmt, here) or (
+                    isinstance(stmt, ast.If) and len(blocks) == 1 and self._leaves(blocks[0], here)
                 ):
                     return  # what follows does not run here
 
@@ -192,6 +192,30 @@ class Walker:
             if truth is not None:
                 return [stmt.body if truth else stmt.orelse]
         return _blocks(stmt)
+
+    def _leaves(self, block: list[ast.stmt], frame: Frame) -> bool:
+        """Whether running `block` always ends the function or the program."""
+        return bool(block) and self._ends(block[-1], frame)
+
+    def _ends(self, stmt: ast.stmt, frame: Frame) -> bool:
+        """`raise`, `return`, or a call that never returns: `pytest.skip`/`fail`/`exit`,
+        `sys.exit`, `self.skipTest`/`self.fail`, or a workspace helper that only raises
+        (`_fail(msg)`). The code after it does not run there."""
+        if isinstance(stmt, (ast.Raise, ast.Return)):
+            return True
+        if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+            return False
+        func = stmt.value.func
+        if isinstance(func, ast.Attribute) and func.attr in _TEST_CASE_EXITS:
+            return isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+        if not _may_exit(func):
+            return False
+        for option in options(self.evaluator.evaluate(func, frame)):
+            if isinstance(option, Ref) and option.qualname in _EXITS:
+                return True
+            if isinstance(option, FunctionV) and _only_raises(option.func.node):
+                return True
+        return False
 
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
         target = target_name(stmt)
@@ -548,9 +572,43 @@ def first_arguments(module: ModuleInfo, callee: str) -> frozenset[str]:
     )
 
 
-def _leaves(block: list[ast.stmt]) -> bool:
-    """Whether running `block` always ends in `raise` or `return`."""
-    return bool(block) and isinstance(block[-1], (ast.Raise, ast.Return))
+_EXITS = frozenset(
+    {
+        "pytest.skip",
+        "pytest.fail",
+        "pytest.exit",
+        "pytest.xfail",
+        "sys.exit",
+        "os._exit",
+        "os.abort",
+        "builtins.exit",
+        "builtins.quit",
+    }
+)
+"""Functions that never return (the code after a call of one does not run)."""
+
+_TEST_CASE_EXITS = frozenset({"skipTest", "fail"})
+"""`unittest.TestCase` methods that raise (`self.skipTest(...)`)."""
+
+
+def _may_exit(func: ast.expr) -> bool:
+    """A cheap test of the syntax before the callee is evaluated: its last name is one of the
+    functions that never return, or says it fails or raises."""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _EXIT_NAMES or any(word in name.lower() for word in ("fail", "raise", "abort", "error"))
+
+
+_EXIT_NAMES = frozenset(qualname.rsplit(".", 1)[-1] for qualname in _EXITS)
+
+
+def _only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A helper whose body ends in `raise` and never returns."""
+    body = node.body
+    return (
+        bool(body)
+        and isinstance(body[-1], ast.Raise)
+        and not any(isinstance(n, ast.Return) for n in ast.walk(node))
+    )
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:

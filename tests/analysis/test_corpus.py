@@ -27,6 +27,7 @@ import pytest
 from jax_oracle import Tag, parse_tags, run_oracle, shared_json
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.settings import Settings
 from shardls.analysis.facts import FileAnalysis, Site, SiteKind
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
@@ -91,9 +92,14 @@ def analyzer() -> Analyzer:
     return Analyzer(Workspace([CORPUS]))
 
 
+ORACLE_DEVICES = Settings(device_count=8, device_count_source="--device-count")
+"""JAX runs the programs on 8 devices; shardls is told so, as a user states the count of their
+machine. Unstated, the count is an assumption and its problems would be warnings."""
+
+
 def analyze(analyzer: Analyzer, program: str) -> FileAnalysis:
     path = CORPUS / program
-    return analyzer.analyze(str(path), path.read_text())
+    return analyzer.analyze(str(path), path.read_text(), ORACLE_DEVICES)
 
 
 # -- comparison ------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import axis_types_of
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
@@ -17,6 +19,7 @@ from shardls.analysis.values import (
     Value,
     as_int,
     as_str,
+    assumption_of,
 )
 from shardls.core import FILL, Mesh, MeshConstructor, Problem, Severity
 
@@ -45,22 +48,26 @@ def _process_count(call: CallArgs) -> Value | None:
 @calls("jax.experimental.mesh_utils.create_device_mesh")
 def _create_device_mesh(call: CallArgs) -> Value | None:
     problems: list[Problem] = []
-    shape = _sizes(call.get(0, "mesh_shape"), call.qualname, problems)
-    if shape is None:
+    read = _sizes(call.get(0, "mesh_shape"), call.qualname, problems)
+    if read is None:
         return None
     devices = call.get(1, "devices")
     count = devices.count if isinstance(devices, DevicesV) else call.library.environment.device_count
-    return DevicesV(count, shape, MeshConstructor.CREATE_DEVICE_MESH, tuple(problems))
+    return DevicesV(count, read.sizes, MeshConstructor.CREATE_DEVICE_MESH, tuple(problems), read.assumptions)
 
 
 @methods(DevicesV, "reshape")
 def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`devices.reshape(shape)`: a single argument that is not a known tuple may be a tuple of any
+    length (`reshape(mesh_shape)`), so the mesh's rank stays unknown rather than becoming 1."""
     assert isinstance(method.base, DevicesV)
-    values = call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
-    shape = _sizes(Seq(values), "reshape", [], fills=True)
-    if shape is None:
+    if len(call.args) == 1 and not isinstance(call.args[0], Seq) and as_int(call.args[0]) is None:
         return None
-    return DevicesV(method.base.count, shape, MeshConstructor.RESHAPE)
+    values = call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
+    read = _sizes(Seq(values), "reshape", [], fills=True)
+    if read is None:
+        return None
+    return DevicesV(method.base.count, read.sizes, MeshConstructor.RESHAPE, (), read.assumptions)
 
 
 @subscripts
@@ -79,6 +86,7 @@ def _mesh(call: CallArgs) -> Value | None:
     names = _names(call.get(1, "axis_names"))
     problems: list[Problem] = []
     visible = None
+    read_assumptions: tuple[str, ...] = ()
     if constructor is MeshConstructor.MESH:
         devices = call.get(0, "devices")
         if not isinstance(devices, DevicesV) or names is None:
@@ -87,30 +95,37 @@ def _mesh(call: CallArgs) -> Value | None:
         sizes = devices.shape or ((visible,) if visible is not None else (FILL,))
         constructor = devices.made_by
         problems.extend(devices.problems)
+        counted = assumption_of(devices.count) if devices.shape is None else None
+        read_assumptions = devices.assumptions + ((counted,) if counted else ())
     else:
         devices = call.get(None, "devices")
         read = _sizes(call.get(0, "axis_shapes", "axis_sizes", "shape"), call.qualname, problems)
         if names is None or read is None:
             return None
-        sizes = read
+        sizes, read_assumptions = read.sizes, read.assumptions
         if isinstance(devices, DevicesV):
             visible = as_int(devices.count)
-    assumptions = _assumptions(call, sizes, devices)
     axis_types = axis_types_of(call.get(2, "axis_types"))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
     span = call.frame.span(call.node)
     return MeshV(
-        mesh, span, call.frame.module.path, assumptions, problems=tuple(problems), device_count=visible
+        mesh,
+        span,
+        call.frame.module.path,
+        tuple(dict.fromkeys(read_assumptions)),
+        _device_notes(call, sizes, devices),
+        problems=tuple(problems),
+        device_count=visible,
     )
 
 
-def _assumptions(call: CallArgs, sizes: tuple[int, ...], devices: Value | None) -> tuple[str, ...]:
-    """The device count matters to this mesh when its sizes come from the device list."""
+def _device_notes(call: CallArgs, sizes: tuple[int, ...], devices: Value | None) -> tuple[str, ...]:
+    """The device count matters to this mesh when it is built from the device list: worth
+    showing, though sizes written in the code do not rest on it."""
     count = call.library.environment.device_count
-    origin = count.origin
     uses_count = isinstance(devices, DevicesV) and devices.count is count
-    if origin is not None and origin.assumed and uses_count and FILL not in sizes:
-        return (f"{count.value!s} devices ({origin.text})",)
+    if count.origin is not None and uses_count and FILL not in sizes:
+        return (f"{count.value!s} devices ({count.origin.text})",)
     return ()
 
 
@@ -125,15 +140,22 @@ def _names(value: Value | None) -> tuple[str, ...] | None:
     return None
 
 
-def _sizes(
-    value: Value | None, qualname: str, problems: list[Problem], fills: bool = False
-) -> tuple[int, ...] | None:
+@dataclass(frozen=True)
+class _Sizes:
+    sizes: tuple[int, ...]
+    assumptions: tuple[str, ...]
+    """Sizes that rest on an assumption: one not known here (filled from the devices), or one
+    computed from the default device count."""
+
+
+def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: bool = False) -> _Sizes | None:
     """Mesh sizes as JAX reads them.
 
     A size that cannot be known (a config value, a flag) becomes -1, filled from the device
-    count with an assumption, as config-driven meshes intend. A literal -1 is different: only
-    numpy's reshape fills it; `make_mesh`, `create_device_mesh` and `AbstractMesh` reject it.
-    Floats are truncated silently by JAX, which is worth a word.
+    count, as config-driven meshes intend; that is an assumption, never a fact to report an error
+    on. A literal -1 is different: only numpy's reshape fills it; `make_mesh`,
+    `create_device_mesh` and `AbstractMesh` reject it. Floats are truncated silently by JAX,
+    which is worth a word.
     """
     if isinstance(value, Seq):
         items = value.items
@@ -142,9 +164,13 @@ def _sizes(
     else:  # an unknown tuple (a parameter, a config value) has an unknown number of sizes
         return None
     sizes: list[int] = []
+    assumptions: list[str] = []
     unknown = 0
     where = qualname.rsplit(".", 1)[-1]
-    for item in items:
+    for index, item in enumerate(items):
+        assumption = assumption_of(item)
+        if assumption is not None:
+            assumptions.append(assumption)
         size = as_int(item)
         if isinstance(item, Const) and isinstance(item.value, float):
             size = int(item.value)
@@ -163,8 +189,12 @@ def _sizes(
         if size is None:
             unknown += 1
             size = FILL
+            reason = f" ({item.reason})" if isinstance(item, Unknown) else ""
+            assumptions.append(
+                f"mesh size {index} is not known here{reason}; assumed to take the remaining devices"
+            )
         sizes.append(size)
-    return tuple(sizes) if unknown <= 1 else None
+    return _Sizes(tuple(sizes), tuple(dict.fromkeys(assumptions))) if unknown <= 1 else None
 
 
 @attributes
