@@ -4,6 +4,7 @@ from the editor taking precedence over the disk, and caches invalidated by conte
 from __future__ import annotations
 
 import os
+import re
 from collections import OrderedDict
 from pathlib import Path
 
@@ -34,8 +35,18 @@ def too_large(text: str) -> str | None:
 class Workspace:
     """Module lookup for imports: `from .config import X`, `import configs as C`, packages."""
 
-    def __init__(self, roots: list[Path] | None = None, parser: SegmentParser | None = None) -> None:
+    def __init__(
+        self, roots: list[Path] | None = None, parser: SegmentParser | None = None, snapshot: bool = False
+    ) -> None:
         self.roots = [_resolved(str(root)) for root in roots or []]
+        self.snapshot = snapshot
+        """The disk does not change until `refresh` (one `check` run): the listing of the files
+        and what searches of them find are kept, so each file costs the same however many the
+        workspace holds (otherwise every file would read the whole workspace again)."""
+        self.generation = 0
+        """Changes on every `refresh`: what callers keep about a snapshot is keyed by it."""
+        self._listing: list[str] | None = None
+        self._mentioning: dict[str, list[str]] = {}
         self.parser = parser or SegmentParser()
         self._overlay: dict[str, str] = {}
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
@@ -75,9 +86,33 @@ class Workspace:
             self._disk.pop(next(iter(self._disk)))
         return text
 
+    def refresh(self) -> None:
+        """The disk may have changed (a new `check` run): list and search the files again."""
+        self.generation += 1
+        self._listing = None
+        self._mentioning.clear()
+
+    def files_mentioning(self, pattern: re.Pattern[str]) -> list[str]:
+        """The workspace's Python files whose current text `pattern` finds something in."""
+        found = self._mentioning.get(pattern.pattern) if self.snapshot else None
+        if found is None:
+            found = [
+                path
+                for path in self.python_files()
+                if (text := self.text_of(path)) is not None and pattern.search(text)
+            ]
+            if self.snapshot:
+                self._mentioning[pattern.pattern] = found
+        return found
+
     def python_files(self) -> list[str]:
         """The workspace's Python files (at most MAX_WORKSPACE_FILES), skipping environments,
         caches and hidden folders."""
+        if self._listing is None or not self.snapshot:
+            self._listing = self._list_python_files()
+        return self._listing
+
+    def _list_python_files(self) -> list[str]:
         found: list[str] = []
         for root in self.roots:
             for folder, subfolders, files in os.walk(root):

@@ -89,7 +89,10 @@ class FileReport:
 
 
 def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
-    """One report per job, in the jobs' order."""
+    """One report per job, in the jobs' order. The disk is read afresh by each call (`--watch`
+    calls it again), and is taken not to change during it (`Workspace.snapshot`)."""
+    for analyzer in _ANALYZERS.values():
+        analyzer.workspace.refresh()
     if len(jobs) < PARALLEL_MIN_FILES or (os.cpu_count() or 1) == 1:
         return [check_file(job) for job in jobs]
     workers = min(os.cpu_count() or 1, len(jobs))
@@ -174,5 +177,5 @@ def forget_analyses() -> None:
 def _analyzer(roots: tuple[Path, ...]) -> Analyzer:
     analyzer = _ANALYZERS.get(roots)
     if analyzer is None:
-        analyzer = _ANALYZERS[roots] = Analyzer(Workspace(list(roots)))
+        analyzer = _ANALYZERS[roots] = Analyzer(Workspace(list(roots), snapshot=True))
     return analyzer
