@@ -2,9 +2,10 @@
 
 import type { Locator, Page } from 'playwright-core';
 
-export const UI_TIMEOUT = 20_000;
+/** Hang limits, not timings: on a busy 2-core machine a step may take many times its usual second. */
+export const UI_TIMEOUT = 60_000;
 /** The first analysis waits for Python to start the server. */
-export const SERVER_TIMEOUT = 90_000;
+export const SERVER_TIMEOUT = 180_000;
 
 /** The editor lines that hold `text` (in a file's editor or a notebook cell's). */
 export function line(page: Page, text: string): Locator {
@@ -23,7 +24,7 @@ export function statusItem(page: Page, text: string): Locator {
 export async function openWorkbench(page: Page, url: string): Promise<void> {
   await page.goto(url);
   for (let reloads = 0; ; reloads++) {
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.monaco-workbench').waitFor({ timeout: SERVER_TIMEOUT });
     try {
       await page.locator('.explorer-folders-view').waitFor({ timeout: UI_TIMEOUT });
       return;
@@ -63,6 +64,37 @@ export async function pointAt(editorLine: Locator, needle: string): Promise<[num
     start += text.length;
   }
   throw new Error(`${needle} is not on the line`);
+}
+
+/**
+ * Moves the mouse onto `needle` in the editor line holding `text` and returns the hover that says
+ * `containing`. A hover asked for before the server has analysed the file comes back empty and
+ * is not asked again while the mouse rests, so the mouse leaves and comes back until one shows.
+ */
+export async function hoverText(page: Page, text: string, needle: string, containing: string): Promise<string> {
+  const hover = page.locator('.monaco-hover:not(.hidden) .monaco-hover-content', { hasText: containing }).first();
+  const deadline = Date.now() + SERVER_TIMEOUT;
+  for (;;) {
+    await page.mouse.move(...(await pointAt(line(page, text), needle)));
+    try {
+      await hover.waitFor({ timeout: HOVER_RETRY_MS });
+      return await hover.innerText();
+    } catch (error) {
+      if (Date.now() > deadline) {
+        throw error;
+      }
+      await leaveHover(page);
+    }
+  }
+}
+
+/** How long one hover is waited for before the mouse tries again. */
+const HOVER_RETRY_MS = 15_000;
+
+/** Moves the mouse away and closes the hover. */
+export async function leaveHover(page: Page): Promise<void> {
+  await page.mouse.move(5, 400);
+  await page.keyboard.press('Escape');
 }
 
 export function expect(condition: boolean, what: string): void {
