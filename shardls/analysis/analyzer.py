@@ -104,7 +104,12 @@ class Analyzer:
         device_count = _device_count(pragmas, settings)
         if pragmas.ignore_file:
             return FileAnalysis(path, (), (), (), device_count, tuple(module.source.errors))
-        assumed_origin = Origin(f"{device_count.source}", assumed=device_count.assumed)
+        assumed_origin = Origin(
+            device_count.source,
+            assumption=f"{device_count.count} devices ({device_count.source})"
+            if device_count.default
+            else None,
+        )
         default_dtype = settings.dtype or parse_dtype(
             "float64" if settings.x64 else "float32", x64=settings.x64
         )
@@ -119,6 +124,7 @@ class Analyzer:
             path,
             device_count.count,
             device_count.source if device_count.assumed else None,
+            device_count.default,
             _fallback_mesh(pragmas, settings),
             [],
             default_dtype,
@@ -185,7 +191,7 @@ class Analyzer:
             return None
         mesh = found[0]
         where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
-        return replace(mesh, selection=f"the only mesh in the workspace ({where})")
+        return replace(mesh, selection=f"the only mesh in the workspace ({where})", fallback=True)
 
     def _workspace_meshes(
         self, path: str, environment: Environment, device_count: int
@@ -237,7 +243,7 @@ class Analyzer:
         library = Library(environment)
         allowed = min(budget, Limits().file_budget(len(text)))
         evaluator = Evaluator(self.workspace, library, budget=allowed)
-        scan = SiteBuilder(evaluator, library, path, device_count, None, None, [])
+        scan = SiteBuilder(evaluator, library, path, device_count, None, False, None, [])
         meshes = _find_meshes(Walker(evaluator, module, _TRIGGER, _calls_pattern()), scan)
         spent = allowed - (evaluator.budget_left or 0)
         if not evaluator.budget_left:
@@ -425,7 +431,9 @@ def _device_count(pragmas: Pragmas, settings: Settings) -> DeviceCount:
         return DeviceCount(count, f"{what} at line {line + 1}")
     if settings.device_count is not None:
         return DeviceCount(settings.device_count, settings.device_count_source)
-    return DeviceCount(DEFAULT_DEVICE_COUNT, "default device count; set it with # shardls: device-count=N")
+    return DeviceCount(
+        DEFAULT_DEVICE_COUNT, "default device count; set it with # shardls: device-count=N", default=True
+    )
 
 
 def _assumed_count(pragmas: Pragmas, settings: Settings, device_count: DeviceCount) -> str | None:
