@@ -462,7 +462,7 @@ def servers(scratch: Path, only: list[str] | None) -> list[Server]:
     floor = scratch / "trivial_pygls.py"
     floor.write_text(TRIVIAL_PYGLS)
     found: list[Server] = [
-        Server("shardls", [sys.executable, "-m", "shardls", "serve"]),
+        Server("shardls", [sys.executable, "-I", "-m", "shardls", "serve"]),
         Server("pygls-floor", [sys.executable, str(floor)]),
     ]
     ruff = Path(sys.executable).with_name("ruff")

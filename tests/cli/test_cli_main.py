@@ -69,7 +69,11 @@ def test_help_lists_layout(capsys: pytest.CaptureFixture[str]) -> None:
 
 def _python_m(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shardls", *argv], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-I", "-m", "shardls", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

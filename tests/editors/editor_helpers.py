@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-SERVER = [sys.executable, "-m", "shardls", "serve", "--log-level", "warning"]
+SERVER = [sys.executable, "-I", "-m", "shardls", "serve", "--log-level", "warning"]
 TIMEOUT_S = 60.0
 """A whole editor run takes about a second; the margin is for a loaded CI machine."""
 WAIT_MS = 15_000

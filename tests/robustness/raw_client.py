@@ -18,7 +18,7 @@ from typing import Any
 
 from lsp_helpers import HANG
 
-SERVE = [sys.executable, "-m", "shardls", "serve"]
+SERVE = [sys.executable, "-I", "-m", "shardls", "serve"]
 
 
 class RawServer:

@@ -117,7 +117,7 @@ def test_mutants_through_check_in_a_subprocess(tmp_path: Path) -> None:
         (tmp_path / f"m_{number}.py").write_bytes(text.encode("utf-8", errors="surrogatepass"))
     for number in range(3):
         completed = subprocess.run(
-            [sys.executable, "-m", "shardls", "check", f"m_{number}.py", "--output-format", "json"],
+            [sys.executable, "-I", "-m", "shardls", "check", f"m_{number}.py", "--output-format", "json"],
             capture_output=True,
             text=True,
             timeout=HANG,

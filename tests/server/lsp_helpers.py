@@ -18,7 +18,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-SERVER = [sys.executable, "-m", "shardls", "serve", "--log-level", "warning"]
+SERVER = [sys.executable, "-I", "-m", "shardls", "serve", "--log-level", "warning"]
 HANG = 120.0
 """Seconds after which a test takes the server (or an analysis, or a process) to hang. Only ever
 a limit on waiting, never a timing: CI runs on a busy 2-core machine where an answer that takes
