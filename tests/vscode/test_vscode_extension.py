@@ -20,6 +20,8 @@ from vscode_tools import CHROMIUM, ensure_tools
 
 EXTENSION = Path(__file__).resolve().parents[2] / "vscode-extension"
 SCREENSHOTS = EXTENSION / "out" / "screenshots"
+SCREENSHOT_NAMES = ("hover", "problems", "inlay-hints", "quick-fix", "notebook")
+"""The screenshots of what a user sees in a model file and a notebook (README's images)."""
 HANG_S = 1800
 """Three code-server sessions take one to three minutes; far longer only when something hangs."""
 
@@ -64,5 +66,5 @@ def test_the_extension_works_in_vscode(tmp_path: Path) -> None:
     )
 
     print(output)
-    for name in ("hover", "problems", "inlay-hints", "quick-fix", "notebook", "traps-trusted", "traps-restricted"):
+    for name in (*SCREENSHOT_NAMES, "traps-trusted", "traps-restricted"):
         assert (SCREENSHOTS / f"{name}.png").exists()
