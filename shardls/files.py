@@ -194,7 +194,9 @@ class _Walk:
             path = folder / entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = not is_dir and entry.is_file()
+                # A link to a special file, out of the workspace or in a loop is kept: reading
+                # it refuses it, and its SH210 says why it was not checked.
+                is_file = not is_dir and (entry.is_symlink() or entry.is_file())
             except OSError:  # deleted meanwhile, or a name the system refuses
                 continue
             if is_dir and entry.name in DEFAULT_SKIPPED_DIRS:
