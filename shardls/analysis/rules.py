@@ -59,7 +59,7 @@ _ANALYSIS_RULES = (
         "Part of the file does not parse; results there are missing until it does.",
         Severity.WARNING,
     ),
-    Rule("SH210", "unreadable-file", "The file could not be read as UTF-8 text.", Severity.ERROR),
+    Rule("SH210", "unreadable-file", "The file could not be read as Python source text.", Severity.ERROR),
     Rule(
         "SH211",
         "mesh-context-mismatch",
