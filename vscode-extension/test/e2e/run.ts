@@ -229,7 +229,20 @@ async function trappedRestricted(page: Page, server: CodeServer, traps: TrapFold
   await noTrapRan(traps, shot, 'restricted');
 }
 
+/** Opens the folder and hovers; when that fails, a trap that ran is the news (it may be why). */
 async function openTrapped(page: Page, server: CodeServer, traps: TrapFolder): Promise<void> {
+  try {
+    await openAndHover(page, server, traps);
+  } catch (error) {
+    const ran = markersIn(traps.markers);
+    if (ran.length > 0) {
+      throw new Error(`traps that ran: ${ran.join(', ')}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+async function openAndHover(page: Page, server: CodeServer, traps: TrapFolder): Promise<void> {
   await step('open the trapped folder and its model.py', async () => {
     await openWorkbench(page, `${server.url}/?folder=${encodeURIComponent(traps.folder)}`);
     await openFile(page, 'model.py');
