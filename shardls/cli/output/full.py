@@ -21,6 +21,7 @@ from shardls.cli.output.common import OutputOptions, position
 from shardls.cli.output.style import Style
 from shardls.cli.output.text import concise_line, write_text
 from shardls.render.hints import diagnostic_hint
+from shardls.render.visible import visible
 
 TAB_WIDTH = 4
 
@@ -32,7 +33,7 @@ def render(report: FileReport, diagnostic: Diagnostic, style: Style) -> str:
     gutter = " " * len(str(location.line))
     bar = style.gutter(f"{gutter} |")
     if span.line < len(report.lines):
-        source = report.lines[span.line]
+        source = visible(report.lines[span.line])
         end = span.end_column if span.end_line == span.line else len(source)
         start = source[: span.column].expandtabs(TAB_WIDTH)
         width = max(1, len(source[:end].expandtabs(TAB_WIDTH)) - len(start))
@@ -45,10 +46,11 @@ def render(report: FileReport, diagnostic: Diagnostic, style: Style) -> str:
         ]
     hint = diagnostic_hint(diagnostic.code, diagnostic.data)
     if hint:
-        lines.append(f"{style.gutter(f'{gutter} =')} {style.label('help')}: {hint}")
+        lines.append(f"{style.gutter(f'{gutter} =')} {style.label('help')}: {visible(hint)}")
     for related in diagnostic.related:
-        where = position(*report.related_location(related))
-        lines.append(f"{style.gutter(f'{gutter} =')} {style.emphasis('note')}: {related.message} ({where})")
+        where = visible(position(*report.related_location(related)))
+        note = f"{style.emphasis('note')}: {visible(related.message)} ({where})"
+        lines.append(f"{style.gutter(f'{gutter} =')} {note}")
     return "\n".join(lines) + "\n\n"
 
 

@@ -14,6 +14,7 @@ from shardls.cli.check_files import FileReport
 from shardls.cli.output.common import OutputOptions, diagnostics, position
 from shardls.cli.output.style import Style
 from shardls.render.site_text import layout_summary
+from shardls.render.visible import visible
 
 RenderDiagnostic = Callable[[FileReport, Diagnostic, Style], str]
 
@@ -28,7 +29,8 @@ def write_text(
             entries += [
                 (
                     (site.span.line, site.span.column, 0),
-                    f"{style.path(position(report.path, report.locate(site.span)))}: {layout_summary(site)}\n",
+                    f"{style.path(visible(position(report.path, report.locate(site.span))))}: "
+                    f"{visible(layout_summary(site))}\n",
                 )
                 for site in report.sites
             ]
@@ -40,8 +42,8 @@ def write_text(
 
 def concise_line(report: FileReport, diagnostic: Diagnostic, style: Style) -> str:
     """`model.py:12:5: SH001 <message>`."""
-    where = style.path(position(report.path, report.locate(diagnostic.span)))
-    return f"{where}: {style.severity(diagnostic.code, diagnostic.severity)} {diagnostic.message}"
+    where = style.path(visible(position(report.path, report.locate(diagnostic.span))))
+    return f"{where}: {style.severity(diagnostic.code, diagnostic.severity)} {visible(diagnostic.message)}"
 
 
 def summary(reports: Sequence[FileReport]) -> str:
