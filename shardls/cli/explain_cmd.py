@@ -26,6 +26,7 @@ from shardls.config import merge_settings
 from shardls.core import Severity
 from shardls.files import source_lines
 from shardls.render.site_text import describe_mesh, describe_site
+from shardls.render.visible import visible
 
 NAME = "explain"
 
@@ -79,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
     mesh = None if site is not None else _mesh_at(analysis.meshes, line, column)
     if site is not None:
         problems = _problems_in(analysis.diagnostics, site.span)
-        print("\n".join(describe_site(site, problems)))
+        print(visible("\n".join(describe_site(site, problems))))
     elif mesh is not None and mesh.span is not None:
         problems = _problems_in(analysis.diagnostics, mesh.span)
-        print("\n".join(describe_mesh(mesh, problems)))
+        print(visible("\n".join(describe_mesh(mesh, problems))))
     else:
         print(f"nothing to explain there: no sharding site or mesh{_elsewhere(analysis, target)}")
         return EXIT_PROBLEMS

@@ -16,6 +16,7 @@ from shardls.memory.figures import count_text, per_device_bytes, shape_text, sum
 from shardls.memory.model import ModelMemory, ParamMemory
 from shardls.memory.optimizer import Optimizer, OptimizerState, optimizer_state
 from shardls.render.units import short_bytes
+from shardls.render.visible import visible
 
 FORMATS = ("text", "markdown", "json", "csv")
 HEADER = ("param", "global shape", "dtype", "spec", "per-device shape", "bytes / device")
@@ -36,7 +37,7 @@ def render(models: Sequence[ModelMemory], options: ReportOptions, output_format:
     if output_format == "csv":
         return report_csv(models)
     markdown = output_format == "markdown"
-    return "\n".join(model_text(model, options, markdown) for model in models)
+    return visible("\n".join(model_text(model, options, markdown) for model in models))
 
 
 # -- rows ----------------------------------------------------------------------------------------

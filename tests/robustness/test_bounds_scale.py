@@ -113,6 +113,7 @@ def test_huge_sizes_render(tmp_path: Path, exponent: int) -> None:
 def test_control_characters_are_shown_one_for_one() -> None:
     assert visible("a\x1b[2Jb\x07\tc\x9b") == "a␛[2Jb␇\tc\ufffd"
     assert len(visible("\x1b]0;title\x07")) == len("\x1b]0;title\x07")
+    assert visible("two\nlines\r") == "two\nlines␍"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file names with control characters")
@@ -131,5 +132,8 @@ def test_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
         clean(result)
         assert "\x1b" not in result.stdout and "\x07" not in result.stdout
         assert "SH001" in result.stdout and "␛" in result.stdout
+    explained = run(tmp_path, "explain", f"{name}:5")
+    clean(explained)
+    assert "\x1b" not in explained.stdout and "\x07" not in explained.stdout and "␛" in explained.stdout
     exact = json.loads(run(tmp_path, "check", ".", "--output-format", "json").stdout)
     assert exact["diagnostics"][0]["path"] == name  # JSON keeps the data exact
