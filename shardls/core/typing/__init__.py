@@ -1,0 +1,51 @@
+"""Sharding in types: what `jax.typeof` says of every array computed from known ones, and the
+trace-time errors (ShardingTypeError and friends) JAX raises for them in Explicit mode.
+
+Pure functions over `ShardedType`; each raises `TypeRejected` (a problem with a SH3xx code, or a
+core code for a bad spec) where JAX's own rule raises, and `ShapeError` where the call is
+malformed before sharding matters.
+"""
+
+from shardls.core.typing.contraction import dot, dot_general, einsum, matmul
+from shardls.core.typing.elementwise import BINARY_OPS, UNARY_OPS, binary, broadcast_to, relu, scalar, select, unary, where
+from shardls.core.typing.errors import ShapeError, TypeRejected
+from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
+from shardls.core.typing.placement import astype, full_like, reshard
+from shardls.core.typing.reductions import CUMULATIVE, REDUCTIONS, arg_reduce, cumulative, reduce
+from shardls.core.typing.reshape import reshape
+from shardls.core.typing.types import ShardedType, placed, type_of_layout
+
+__all__ = [
+    "BINARY_OPS",
+    "CUMULATIVE",
+    "REDUCTIONS",
+    "UNARY_OPS",
+    "ShapeError",
+    "ShardedType",
+    "TypeRejected",
+    "arg_reduce",
+    "astype",
+    "binary",
+    "broadcast_to",
+    "cumulative",
+    "dot",
+    "dot_general",
+    "einsum",
+    "expand_dims",
+    "full_like",
+    "matmul",
+    "moveaxis",
+    "placed",
+    "reduce",
+    "relu",
+    "reshape",
+    "reshard",
+    "scalar",
+    "select",
+    "squeeze",
+    "swapaxes",
+    "transpose",
+    "type_of_layout",
+    "unary",
+    "where",
+]

@@ -1,0 +1,164 @@
+"""Both sides of the sharding-in-types differential test: one random program (types_cases.py)
+run by shardls' propagation and traced by JAX (`jax.jit(f).trace` on ShapeDtypeStructs of an
+AbstractMesh, under `use_abstract_mesh`: no devices, nothing executed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from types_cases import Program, mesh_of, spec_of, typed_input
+
+from shardls.core import parse_dtype
+from shardls.core.typing import (
+    ShapeError,
+    ShardedType,
+    TypeRejected,
+    arg_reduce,
+    astype,
+    binary,
+    cumulative,
+    dot,
+    einsum,
+    full_like,
+    matmul,
+    reduce,
+    relu,
+    reshape,
+    reshard,
+    scalar,
+    transpose,
+    unary,
+    where,
+)
+from shardls.core.typing.promotion import FLOAT32, INT32
+
+
+def apply_ours(program: Program) -> list[ShardedType]:
+    """The type after each operation (the first input first); raises TypeRejected/ShapeError."""
+    mesh = mesh_of(program)
+    inputs = [typed_input(mesh, entry) for entry in program["inputs"]]
+    x = inputs[0]
+    out = [x]
+    for op in program["ops"]:
+        x = _apply(op, x, inputs)
+        out.append(x)
+    return out
+
+
+def _spec(entries: Any) -> Any:
+    return None if entries is None else spec_of(entries)
+
+
+def _apply(op: list[Any], x: ShardedType, inputs: list[ShardedType]) -> ShardedType:
+    name = op[0]
+    if name == "binary":
+        other = op[2]
+        y = scalar(x, INT32 if other == "int" else FLOAT32) if isinstance(other, str) else inputs[other]
+        return binary(op[1], x, y)
+    if name == "unary":
+        return relu(x) if op[1] == "relu" else unary(op[1], x)
+    if name == "where":
+        return where(binary("greater", x, scalar(x, INT32)), x, inputs[op[1]])
+    if name == "matmul":
+        return matmul(x, inputs[op[1]], out_sharding=_spec(op[2]))
+    if name == "dot":
+        return dot(x, inputs[op[1]], out_sharding=_spec(op[2]))
+    if name == "einsum":
+        return einsum(op[1], x, inputs[op[2]], out_sharding=_spec(op[3]))
+    if name == "reshape":
+        return reshape(x, op[1], out_sharding=_spec(op[2]))
+    if name == "transpose":
+        return transpose(x, op[1])
+    if name == "reduce":
+        axis = tuple(op[2]) if isinstance(op[2], list) else op[2]
+        return reduce(op[1], x, axis, keepdims=op[3])
+    if name == "argmax":
+        return arg_reduce("argmax", x, op[1])
+    if name == "cumsum":
+        return cumulative("cumsum", x, op[1])
+    if name == "reshard":
+        return reshard(x, spec_of(op[1]))
+    if name == "astype":
+        return astype(x, parse_dtype(op[1]))
+    if name == "zeros_like":
+        return full_like(x)
+    raise ValueError(name)
+
+
+def ours(program: Program) -> tuple[str, list[str]]:
+    """("ok", types) or (JAX's exception class, [code]) as shardls predicts it."""
+    try:
+        return "ok", [t.jax_type for t in apply_ours(program)]
+    except TypeRejected as rejected:
+        return str(rejected.problem.data["jax_error"]), [rejected.problem.code]
+    except ShapeError as error:
+        return error.jax_error, ["shape"]
+
+
+def jax_outcome(program: Program) -> tuple[str, list[str]]:
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AbstractMesh, AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    m = program["mesh"]
+    mesh = AbstractMesh(tuple(m["sizes"]), tuple(m["names"]), axis_types=tuple(getattr(AxisType, t) for t in m["types"]))
+
+    def p(entries: Any, unreduced: Any = (), reduced: Any = ()) -> Any:
+        if entries is None:
+            return None
+        return P(*[tuple(e) if isinstance(e, list) else e for e in entries], unreduced=set(unreduced), reduced=set(reduced))
+
+    def run(*args: Any) -> Any:
+        x = args[0]
+        outs = [x]
+        for op in program["ops"]:
+            name = op[0]
+            if name == "binary":
+                other = op[2]
+                y = (1 if other == "int" else 1.0) if isinstance(other, str) else args[other]
+                x = getattr(jnp, op[1])(x, y)
+            elif name == "unary":
+                x = jax.nn.relu(x) if op[1] == "relu" else jax.nn.sigmoid(x) if op[1] == "sigmoid" else getattr(jnp, op[1])(x)
+            elif name == "where":
+                x = jnp.where(x > 0, x, args[op[1]])
+            elif name == "matmul":
+                x = jnp.matmul(x, args[op[1]], out_sharding=p(op[2]))
+            elif name == "dot":
+                x = jnp.dot(x, args[op[1]], out_sharding=p(op[2]))
+            elif name == "einsum":
+                x = jnp.einsum(op[1], x, args[op[2]], out_sharding=p(op[3]))
+            elif name == "reshape":
+                x = jnp.reshape(x, op[1], out_sharding=p(op[2]))
+            elif name == "transpose":
+                x = jnp.transpose(x, op[1])
+            elif name == "reduce":
+                axis = tuple(op[2]) if isinstance(op[2], list) else op[2]
+                x = getattr(jnp, op[1])(x, axis=axis, keepdims=op[3])
+            elif name == "argmax":
+                x = jnp.argmax(x, axis=op[1])
+            elif name == "cumsum":
+                x = jnp.cumsum(x, axis=op[1])
+            elif name == "reshard":
+                x = jax.sharding.reshard(x, p(op[1]))
+            elif name == "astype":
+                x = x.astype(op[1])
+            elif name == "zeros_like":
+                x = jnp.zeros_like(x)
+            outs.append(x)
+        return outs
+
+    args = [
+        jax.ShapeDtypeStruct(
+            tuple(e["shape"]),
+            jnp.dtype(e["dtype"]),
+            sharding=NamedSharding(mesh, p(e["spec"], e.get("unreduced", ()), e.get("reduced", ()))),
+        )
+        for e in program["inputs"]
+    ]
+    try:
+        with jax.sharding.use_abstract_mesh(mesh):
+            traced = jax.jit(run).trace(*args)
+    except Exception as exc:  # every failure is data for the comparison
+        return type(exc).__name__, [str(exc)[:300]]
+    return "ok", [str(a) for a in traced.jaxpr.out_avals]

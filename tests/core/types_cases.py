@@ -1,0 +1,211 @@
+"""Random sharding-in-types programs (plain JSON) for the differential test and the long run.
+
+A program is a mesh, a list of inputs (shape, dtype, spec) and a chain of 1-6 operations on the
+current value; an operation that needs a second array names an input. The generator tracks
+shapes with shardls' own propagation (shapes only); a chain stops at the first step shardls
+rejects, and JAX then must reject the same step.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from shardls.core import AxisType, Mesh, PartitionSpec, parse_dtype
+from shardls.core.typing import ShapeError, ShardedType, TypeRejected
+from shardls.core.typing.results import check_divisible
+from shardls.core.typing.types import explicit_spec
+
+Program = dict[str, Any]
+NAMES = ("X", "Y", "Z", "W")
+SIZES = (1, 2, 2, 4, 3)
+DTYPES = ("float32", "float32", "bfloat16", "int32")
+DIMS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
+
+
+def mesh_of(program: Program) -> Mesh:
+    m = program["mesh"]
+    return Mesh(tuple(m["names"]), tuple(m["sizes"]), tuple(AxisType(t) for t in m["types"]))
+
+
+def spec_of(entries: list[Any] | None, unreduced: list[str] = (), reduced: list[str] = ()) -> PartitionSpec:  # type: ignore[assignment]
+    return PartitionSpec.of(*[tuple(e) if isinstance(e, list) else e for e in entries or []], unreduced=unreduced, reduced=reduced)
+
+
+def _random_spec(rng: random.Random, mesh: Mesh, shape: list[int], *, dividing: bool, duplicates: bool = True) -> list[Any]:
+    pool = list(mesh.axis_names)
+    rng.shuffle(pool)
+    out: list[Any] = []
+    for n in shape:
+        r = rng.random()
+        if r < 0.4 or not pool:
+            out.append(None)
+            continue
+        take = 2 if r > 0.9 and len(pool) >= 2 else 1
+        axes = [pool.pop() for _ in range(take)]
+        if dividing and n % math.prod(mesh.sizes_by_name[a] for a in axes):
+            pool.extend(axes)
+            out.append(None)
+            continue
+        out.append(axes[0] if take == 1 else axes)
+    if duplicates and rng.random() < 0.03 and out:
+        out[rng.randrange(len(out))] = rng.choice(mesh.axis_names) if out else None
+    return out
+
+
+def _random_shape(rng: random.Random, rank: int) -> list[int]:
+    return [rng.choice(DIMS) for _ in range(rank)]
+
+
+def _input(rng: random.Random, mesh: Mesh, shape: list[int], dtype: str | None = None) -> dict[str, Any]:
+    return {
+        "shape": shape,
+        "dtype": dtype or rng.choice(DTYPES),
+        "spec": _random_spec(rng, mesh, shape, dividing=rng.random() < 0.97, duplicates=False),
+    }
+
+
+def typed_input(mesh: Mesh, entry: dict[str, Any]) -> ShardedType:
+    spec = spec_of(entry["spec"], entry.get("unreduced", ()), entry.get("reduced", ()))
+    shape = tuple(entry["shape"])
+    check_divisible(mesh, shape, explicit_spec(mesh, spec, len(shape)))
+    return ShardedType(
+        shape,
+        parse_dtype(entry["dtype"]),
+        mesh,
+        explicit_spec(mesh, spec, len(shape)),
+        frozenset(entry.get("unreduced", ())),
+        frozenset(entry.get("reduced", ())),
+    )
+
+
+def _factorizations(rng: random.Random, shape: list[int]) -> list[int]:
+    """A new shape of the same size: split one dimension, merge two neighbours, add/drop 1s, or
+    anything."""
+    r = rng.random()
+    new = list(shape)
+    if r < 0.35 and new:
+        d = rng.randrange(len(new))
+        n = new[d]
+        divisors = [k for k in range(2, n) if n % k == 0]
+        if divisors:
+            k = rng.choice(divisors)
+            new[d : d + 1] = [k, n // k]
+            return new
+    if r < 0.7 and len(new) >= 2:
+        d = rng.randrange(len(new) - 1)
+        new[d : d + 2] = [new[d] * new[d + 1]]
+        return new
+    if r < 0.8:
+        new.insert(rng.randrange(len(new) + 1), 1)
+        return new
+    total = math.prod(shape)
+    out = []
+    while total > 1 and len(out) < 4:
+        k = rng.choice([d for d in range(2, total + 1) if total % d == 0])
+        out.append(k)
+        total //= k
+    return out or [1]
+
+
+def random_program(rng: random.Random) -> Program:
+    from core_types_support import apply_ours  # shapes only: where the chain stands
+
+    n_axes = rng.randint(1, 3)
+    names = list(NAMES[:n_axes])
+    sizes = [rng.choice(SIZES) for _ in names]
+    kind = rng.random()
+    types = (
+        ["Explicit"] * n_axes
+        if kind < 0.8
+        else [rng.choice(("Explicit", "Auto")) for _ in names]
+        if kind < 0.95
+        else ["Auto"] * n_axes
+    )
+    program: Program = {"mesh": {"names": names, "sizes": sizes, "types": types}, "inputs": [], "ops": []}
+    mesh = mesh_of(program)
+    first = _input(rng, mesh, _random_shape(rng, rng.randint(1, 3)))
+    if rng.random() < 0.06 and first["dtype"] != "int32" and not mesh.has_auto_axis:
+        free = [a for a in names if a not in str(first["spec"]) and mesh.types_by_name[a] is AxisType.EXPLICIT]
+        if free:
+            first["unreduced" if rng.random() < 0.6 else "reduced"] = [rng.choice(free)]
+    program["inputs"].append(first)
+    for _ in range(rng.randint(1, 6)):
+        try:
+            current = apply_ours(program)[-1]
+        except (TypeRejected, ShapeError):
+            break
+        program["ops"].append(_random_op(rng, program, mesh, current))
+    return program
+
+
+def _second(rng: random.Random, program: Program, mesh: Mesh, shape: list[int], dtype: str | None = None) -> int:
+    program["inputs"].append(_input(rng, mesh, shape, dtype))
+    return len(program["inputs"]) - 1
+
+
+def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    shape = list(x.shape)
+    rank = len(shape)
+    r = rng.random()
+    if x.unreduced or x.reduced:
+        # Past the rules written for them, JAX's handling of unreduced/reduced values is internal
+        # assertions; the sweep stays with the operations that have rules.
+        r = rng.choice((0.01, 0.6, 0.7, 0.9, 0.95))
+    out_spec = (lambda s: _random_spec(rng, mesh, s, dividing=rng.random() < 0.9)) if rng.random() < 0.25 else None
+    if r < 0.14:
+        op = rng.choice(("add", "subtract", "multiply", "divide", "maximum", "greater"))
+        how = 0.9 if x.unreduced or x.reduced else rng.random()
+        if how < 0.2:
+            return ["binary", op, rng.choice(("int", "float"))]
+        other = list(shape)
+        if how < 0.5 and other:
+            other[rng.randrange(rank)] = 1
+        elif how < 0.65 and other:
+            other = other[rng.randrange(rank) :]
+        return ["binary", op, _second(rng, program, mesh, other)]
+    if r < 0.2:
+        return ["unary", rng.choice(("exp", "tanh", "negative", "sigmoid", "relu"))]
+    if r < 0.24:
+        return ["where", _second(rng, program, mesh, list(shape))]
+    if r < 0.36 and rank >= 1:
+        k = shape[-1]
+        other = [k, rng.choice(DIMS)] if rng.random() < 0.8 or rank < 2 else shape[:-2] + [k, rng.choice(DIMS)]
+        which = rng.choice(("matmul", "dot"))
+        spec = out_spec([*shape[:-1], other[-1]] if which == "matmul" and len(other) <= rank else shape[:-1] + other[:-2] + other[-1:]) if out_spec else None
+        return [which, _second(rng, program, mesh, other), spec]
+    if r < 0.44 and rank >= 1:
+        letters = "abcd"[:rank]
+        contract = rng.choice(letters)
+        other_shape = [shape[letters.index(contract)], rng.choice(DIMS)]
+        keep = [c for c in letters if c != contract or rng.random() < 0.2]
+        result = "".join(keep) + "e"
+        if rng.random() < 0.3:
+            result = result[::-1]
+        spec = out_spec([dict(zip(letters + "e", shape + other_shape[-1:]))[c] for c in result]) if out_spec else None
+        return ["einsum", f"{letters},{contract}e->{result}", _second(rng, program, mesh, other_shape), spec]
+    if r < 0.56:
+        new = _factorizations(rng, shape)
+        return ["reshape", new, out_spec(new) if out_spec else None]
+    if r < 0.64 and rank >= 1:
+        perm = list(range(rank))
+        rng.shuffle(perm)
+        return ["transpose", perm if rng.random() < 0.7 else None]
+    if r < 0.76 and rank >= 1:
+        op = rng.choice(("sum", "mean", "max", "min"))
+        axis: Any = rng.randrange(rank) if rng.random() < 0.6 else None if rng.random() < 0.5 else sorted(rng.sample(range(rank), min(2, rank)))
+        return ["reduce", op, axis, rng.random() < 0.3]
+    if r < 0.8 and rank >= 1:
+        return ["argmax", rng.randrange(rank)]
+    if r < 0.86 and rank >= 1:
+        return ["cumsum", rng.randrange(rank) if rng.random() < 0.85 else None]
+    if r < 0.94:
+        explicit = [a for a in mesh.axis_names if mesh.types_by_name[a] is AxisType.EXPLICIT]
+        spec = _random_spec(rng, mesh, shape, dividing=rng.random() < 0.9)
+        if mesh.mixed_types or mesh.has_auto_axis:
+            spec = [e if (isinstance(e, str) and e in explicit) or e is None else None for e in spec]
+        return ["reshard", spec]
+    if r < 0.97:
+        return ["astype", rng.choice(("float32", "bfloat16", "int32"))]
+    return ["zeros_like"]
