@@ -7,6 +7,7 @@ time, so that a regression fails instead of hanging the suite.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import json
 import os
@@ -14,9 +15,20 @@ import random
 import re
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_lsp
+from lsp_helpers import (
+    RecordingClient,
+    hover_text,
+    initialize,
+    open_file,
+    position_of,
+    published,
+    server_config,
+)
 
 from shardls.files import RefusedFile, discover, read_workspace_file
 from shardls.globs import NameGlob, PatternSet
@@ -295,3 +307,37 @@ def test_a_hostile_model_name_stays_in_the_folder(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(documents.tempfile, "tempdir", str(tmp_path))
     written = documents.write_memory_document("../../etc/x", "t")
     assert written.parent == documents.private_folder()
+
+
+# -- the server ---------------------------------------------------------------------------------
+
+
+@pytest_lsp.fixture(config=server_config(**{SECRET: "leaked-value"}))
+async def client(lsp_client: RecordingClient) -> AsyncIterator[None]:
+    yield
+    await lsp_client.shutdown_session()
+
+
+@posix_only
+@pytest.mark.asyncio
+async def test_the_server_answers_in_a_hostile_workspace(client: RecordingClient, tmp_path: Path) -> None:
+    """Special files and links out of the workspace, where the server looks for the workspace's
+    only mesh (the opened file builds none) and reads related files: it answers, reads none."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "train.py").write_text(MODEL)
+    os.mkfifo(tmp_path / "pipe.py")
+    os.mkfifo(tmp_path / ".gitignore")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    (tmp_path / "environ.py").symlink_to("/proc/self/environ")
+    (tmp_path / "stdin.py").symlink_to("/proc/self/fd/0")
+    (tmp_path / "self.py").symlink_to("self.py")
+    await initialize(client, tmp_path)
+    text = (
+        "import jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n"
+        "x = jax.device_put(jnp.zeros((9, 16)), P('data'))\n"
+    )
+    uri = open_file(client, tmp_path / "model.py", text, write=True)
+    result = await published(client, uri)
+    assert all(SECRET not in d.message for d in result.diagnostics)
+    hover = await asyncio.wait_for(hover_text(client, uri, position_of(text, "P('data')")), HANG)
+    assert hover is None or SECRET not in hover
