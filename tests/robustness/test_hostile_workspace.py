@@ -341,3 +341,22 @@ async def test_the_server_answers_in_a_hostile_workspace(client: RecordingClient
     assert all(SECRET not in d.message for d in result.diagnostics)
     hover = await asyncio.wait_for(hover_text(client, uri, position_of(text, "P('data')")), HANG)
     assert hover is None or SECRET not in hover
+
+
+@pytest.mark.asyncio
+async def test_the_server_answers_about_a_lone_surrogate_axis(
+    client: RecordingClient, tmp_path: Path
+) -> None:
+    """As an escape in the source (`P('\\udcff')`) it is an axis name like any other; as the
+    character itself (only an editor can send it: it has no UTF-8) the statement is SH209."""
+    await initialize(client, tmp_path)
+    for index, axis in enumerate(["\\udcff", "\udcff"]):
+        text = MODEL + (
+            "import jax.numpy as jnp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n"
+            f"y = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P('{axis}')))\n"
+        )
+        uri = open_file(client, tmp_path / f"model{index}.py", text)
+        result = await published(client, uri, lambda params: bool(params.diagnostics))
+        assert [d.code for d in result.diagnostics] == (["SH005"] if index == 0 else ["SH209"])
+        hover = await asyncio.wait_for(hover_text(client, uri, position_of(text, "P('")), HANG)
+        assert index == 1 or hover is not None
