@@ -18,7 +18,7 @@ from shardls.core.typing.errors import VALUE_ERROR, ShapeError, reject
 from shardls.core.typing.permute import expand_dims, squeeze, transpose
 from shardls.core.typing.reductions import reduce_generic
 from shardls.core.typing.results import out_sharding as typed_out_sharding
-from shardls.core.typing.results import result, short
+from shardls.core.typing.results import check_legal, result, short
 from shardls.core.typing.types import ShardedType, SpecAxes
 
 Dims = tuple[int, ...]
@@ -47,16 +47,13 @@ def dot_general(
         + tuple(n for i, n in enumerate(rhs.shape) if i not in (*rc, *rb))
     )
     dtype = preferred_element_type or lhs.dtype
-    if lhs.unreduced or rhs.unreduced:
-        raise reject(
-            "SH311",
-            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={short(lhs)} and rhs={short(rhs)}",
-        )
     l_contract = tuple(lhs.spec[i] for i in lc)
     r_contract = tuple(rhs.spec[i] for i in rc)
     if out_sharding is not None:
         typed = typed_out_sharding(lhs.mesh, out_sharding, shape, dtype)
-        unreduced = frozenset()
+        check_legal("dot_general", [lhs, rhs], shape, dtype, typed.spec)
+        _no_unreduced_operands(lhs, rhs)
+        unreduced: frozenset[str] = frozenset()
         if typed.unreduced:
             if l_contract != r_contract:
                 raise reject(
@@ -108,7 +105,18 @@ def dot_general(
         + tuple(a for i, a in enumerate(lhs.spec) if i not in (*lc, *lb))
         + tuple(a for i, a in enumerate(rhs.spec) if i not in (*rc, *rb))
     )
+    check_legal("dot_general", [lhs, rhs], shape, dtype, spec)
+    _no_unreduced_operands(lhs, rhs)
     return result("dot_general", [lhs, rhs], shape, dtype, spec)
+
+
+def _no_unreduced_operands(lhs: ShardedType, rhs: ShardedType) -> None:
+    """`_dot_general_unreduced_rule`, which runs after the sharding rule."""
+    if lhs.unreduced or rhs.unreduced:
+        raise reject(
+            "SH311",
+            f"lhs or rhs passed to dot_general cannot be unreduced. Got lhs={short(lhs)} and rhs={short(rhs)}",
+        )
 
 
 def _conflict(left: SpecAxes, right: SpecAxes) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from shardls.core.dtypes import DType
 from shardls.core.typing.errors import NOT_IMPLEMENTED, SHARDING_TYPE_ERROR, VALUE_ERROR, ShapeError, reject
 from shardls.core.typing.promotion import BOOL, FLOAT32, INT32, is_inexact, result_type
-from shardls.core.typing.results import result, short
+from shardls.core.typing.results import check_legal, result, short
 from shardls.core.typing.types import DimAxes, ShardedType, SpecAxes
 
 
@@ -260,10 +260,11 @@ def _nary(primitive: str, operands: Sequence[ShardedType], kind: Result, rule: U
 
     shape = broadcast_shape(primitive, [t.shape for t in ranked]) if ranked else ()
     spec = broadcast_spec(primitive, operands)
-    reduced = reduced_of(primitive, operands)
     x, y = operands
-    unreduced, reduced = _unreduced_of(primitive, rule, x, y, reduced)
     dtype = BOOL if kind is Result.BOOL else x.dtype
+    check_legal(primitive, operands, shape, dtype, spec)
+    reduced = reduced_of(primitive, operands)
+    unreduced, reduced = _unreduced_of(primitive, rule, x, y, reduced)
     weak = x.weak_type and y.weak_type
     return result(primitive, operands, shape, dtype, spec, unreduced=unreduced, reduced=reduced, weak_type=weak)
 

@@ -62,6 +62,16 @@ def result(
     weak_type: bool = False,
 ) -> ShardedType:
     """The checked result of primitive `name` on `inputs` (whose first element gives the mesh)."""
+    check_legal(name, inputs, shape, dtype, spec)
+    check_divisible(inputs[0].mesh, shape, spec)
+    return ShardedType(shape, dtype, inputs[0].mesh, spec, unreduced, reduced, weak_type)
+
+
+def check_legal(
+    name: str, inputs: Sequence[ShardedType], shape: tuple[int, ...], dtype: DType, spec: SpecAxes
+) -> None:
+    """A result spec naming an axis twice: JAX finds it when the sharding rule builds the result's
+    NamedSharding, before any unreduced rule runs."""
     mesh = inputs[0].mesh
     flat = [a for axes in spec for a in axes]
     if len(flat) != len(set(flat)):
@@ -73,8 +83,6 @@ def result(
             SHARDING_TYPE_ERROR,
             result=wanted,
         )
-    check_divisible(mesh, shape, spec)
-    return ShardedType(shape, dtype, mesh, spec, unreduced, reduced, weak_type)
 
 
 def check_divisible(mesh: Mesh, shape: tuple[int, ...], spec: SpecAxes) -> None:
