@@ -54,7 +54,7 @@ def test_each_file_lists_and_reads_the_workspace_at_most_once_per_run(
     listings: list[int] = []
     reads: list[str] = []
     list_files = workspace_module.Workspace._list_python_files
-    read = workspace_module.read_workspace_file
+    from shardls.files import read_workspace_file as read
 
     def counted_listing(self: workspace_module.Workspace) -> list[str]:
         listings.append(1)
@@ -65,7 +65,7 @@ def test_each_file_lists_and_reads_the_workspace_at_most_once_per_run(
         return read(path, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(workspace_module.Workspace, "_list_python_files", counted_listing)
-    monkeypatch.setattr(workspace_module, "read_workspace_file", counted_read)
+    monkeypatch.setattr("shardls.analysis.workspace.read_workspace_file", counted_read)
     monkeypatch.setattr("shardls.cli.check_files.PARALLEL_MIN_FILES", 10**9)
     monkeypatch.chdir(tmp_path)
     assert main(["check", ".", "--output-format", "json"]) == 0

@@ -283,7 +283,7 @@ def test_the_memory_document_never_follows_a_planted_link(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(documents.tempfile, "tempdir", None)
+    monkeypatch.setattr("tempfile.tempdir", None)
     monkeypatch.setattr(documents, "_folder", None)
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched")
@@ -304,7 +304,7 @@ def test_the_memory_document_never_follows_a_planted_link(
 
 def test_a_hostile_model_name_stays_in_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(documents, "_folder", None)
-    monkeypatch.setattr(documents.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     written = documents.write_memory_document("../../etc/x", "t")
     assert written.parent == documents.private_folder()
 
