@@ -37,14 +37,32 @@ export async function openWorkbench(page: Page, url: string): Promise<void> {
   }
 }
 
-/** Opens a file with Quick Open (Ctrl+P); `query` such as `model.py` or `train/model.py`. */
+/**
+ * Opens a file with Quick Open (Ctrl+P); `query` such as `model.py` or `train/model.py`. On a
+ * busy machine the Enter now and then lands before the list is ready and opens nothing: then
+ * Quick Open is closed and tried again, until the file's tab is the active one.
+ */
 export async function openFile(page: Page, query: string): Promise<void> {
-  await page.keyboard.press('Control+P');
-  await page.locator('.quick-input-widget input').waitFor({ timeout: UI_TIMEOUT });
-  await page.keyboard.type(query);
   const name = query.split('/').pop() ?? query;
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: UI_TIMEOUT });
-  await page.keyboard.press('Enter');
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').waitFor({ timeout: UI_TIMEOUT });
+    await page.keyboard.type(query);
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: name })
+      .first()
+      .waitFor({ timeout: UI_TIMEOUT });
+    await page.keyboard.press('Enter');
+    try {
+      await page.locator('.tab.active', { hasText: name }).first().waitFor({ timeout: UI_TIMEOUT });
+      return;
+    } catch (error) {
+      if (attempt === 3) {
+        throw error;
+      }
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 /**
