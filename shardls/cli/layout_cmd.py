@@ -21,6 +21,7 @@ from shardls.core.mesh import FILL, Mesh, resolve_mesh
 from shardls.core.problems import Problem
 from shardls.meshtext import parse_axis_types, parse_mesh_text, with_axis_types
 from shardls.render.layout_text import layout_text, problems_text, spec_text
+from shardls.render.visible import visible
 
 NAME = "layout"
 
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(layout_json(request, layout, problems), indent=2))
     else:
-        print(_text(request, layout, mesh_problems), end="")
+        print(visible(_text(request, layout, mesh_problems)), end="")
     return EXIT_PROBLEMS if any(problem.is_error for problem in problems) else EXIT_OK
 
 

@@ -137,3 +137,9 @@ def test_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
     assert "\x1b" not in explained.stdout and "\x07" not in explained.stdout and "␛" in explained.stdout
     exact = json.loads(run(tmp_path, "check", ".", "--output-format", "json").stdout)
     assert exact["diagnostics"][0]["path"] == name  # JSON keeps the data exact
+
+
+def test_layout_text_shows_control_characters_visibly(tmp_path: Path) -> None:
+    result = run(tmp_path, "layout", "--mesh", "d\x1b[31m=8", "--shape", "16", "--spec", "P('d\x1b[31m')")
+    clean(result)
+    assert "\x1b" not in result.stdout and "␛" in result.stdout
