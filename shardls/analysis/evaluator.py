@@ -656,7 +656,7 @@ class Evaluator:
     # -- names ------------------------------------------------------------------------------
 
     def lookup(self, name: str, frame: Frame, node: ast.AST | None = None) -> Value:
-        if name in frame.locals and not self._item_written(name, frame):
+        if name in frame.locals and not self._item_written(name, frame) and not self._rebound(name, frame):
             return frame.locals[name]
         scope: Scope | None = frame.scope
         position = frame.position
@@ -674,6 +674,15 @@ class Evaluator:
         if name in _BUILTIN_NAMES:
             return Ref(f"builtins.{name}")
         return Unknown(f"{name!r} is not defined here", symbol=name)
+
+    def _rebound(self, name: str, frame: Frame) -> bool:
+        """Whether the parameter `name` was assigned again before here (`k, s = k if ... else
+        (k, None)`): the argument it was called with is then no longer its value."""
+        if frame.position is None or frame.scope.function is None:
+            return False
+        if not any(b.kind == "param" for b in frame.scope.bindings.get(name, ())):
+            return False
+        return any(b.kind != "param" for b in frame.scope.lookup(name, frame.position))
 
     def _item_written(self, name: str, frame: Frame) -> bool:
         """Whether an item of the local `name` was written before here (`kwargs["x"] = v`): the
@@ -778,6 +787,8 @@ class Evaluator:
         if kind in ("import", "importfrom"):
             return self._import(binding, frame)
         if kind == "param":
+            if binding.name in frame.locals:
+                return frame.locals[binding.name]
             return self.param_default(binding, frame)
         if kind == "annotation":
             return Unknown(f"{binding.name!r} has no value here", symbol=binding.name)

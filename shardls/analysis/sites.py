@@ -134,27 +134,33 @@ class SiteBuilder:
         counted = f"{self.device_count} devices" + (
             f" ({self.device_count_note})" if self.device_count_note else ""
         )
+        # The count the mesh meets: the devices it was given, else all of them.
+        count_assumption = (
+            value.count_assumption
+            if value.device_count is not None
+            else (counted if self.device_count_default else None)
+        )
         if FILL in value.mesh.axis_sizes and resolved.is_resolved:
             filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
             notes.append(f"size of {', '.join(filled)} filled from {counted}")
-            if self.device_count_default:
+            if count_assumption is not None:
                 assumed.append(notes[-1])
         elif self.device_count_note and problems:
             notes.append(counted)
-            if self.device_count_default and value.device_count is None:
-                assumed.append(counted)
+        mesh_assumed = tuple(dict.fromkeys(assumed))
+        count_assumed = tuple(dict.fromkeys([*assumed, *([count_assumption] if count_assumption else [])]))
         span = value.span
         source = f"{_constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
         if value.path and value.path != self.path and span:
             source = f"{_constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
         fact = MeshFact(
-            resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=tuple(assumed)
+            resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
         )
         self.meshes[key] = fact
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
                 certain = problem.code in _MESH_STRUCTURE_CODES
-                self.report(span, problem, assumed=() if certain else fact.assumed)
+                self.report(span, problem, assumed=() if certain else count_assumed)
         return fact
 
     def select_mesh(

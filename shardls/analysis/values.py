@@ -175,6 +175,8 @@ class MeshV(Value):
     """What the constructor call itself gets wrong (a literal -1, a float size)."""
     device_count: int | None = None
     """The devices the constructor was given (`jax.devices()[:4]`), when not all of them."""
+    count_assumption: str | None = None
+    """What that count rests on when it comes from the default device count."""
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,10 @@ def _argument(call: CallArgs, node: ast.Call, frame: Frame) -> tuple[str, Value]
         value = Const(
             value.value,
             origin=Origin(
-                f"argparse default of {flag} (overridable)", frame.module.path, frame.line_of(default_node)
+                f"argparse default of {flag} (overridable)",
+                frame.module.path,
+                frame.line_of(default_node),
+                assumption=f"the default of {flag} (a run may pass another value)",
             ),
         )
     return dest, value

@@ -239,8 +239,12 @@ class _NestedData:
 
 @methods(ArrayV, "reshape")
 def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`x.reshape(shape)` or `x.reshape(a, b)`. A single argument that is not a known tuple may be
+    a tuple of any length (`x.reshape(q.shape[:1] + (h, -1))`): the rank stays unknown."""
     base = method.base
     assert isinstance(base, ArrayV)
+    if len(call.args) == 1 and not isinstance(call.args[0], Seq) and as_int(call.args[0]) is None:
+        return ArrayV(None, base.dtype, None)
     requested = (
         call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
     )

@@ -12,6 +12,7 @@ from shardls.analysis.values import (
     Const,
     DictV,
     InstanceV,
+    Ref,
     Seq,
     SetV,
     Unknown,
@@ -175,7 +176,33 @@ def _dict(call: CallArgs) -> Value | None:
     return DictV(tuple(keys), tuple(values))
 
 
-@calls("builtins.isinstance", "builtins.print", "builtins.getattr", "builtins.super")
+_KINDS_OF = {
+    "builtins.tuple": lambda v: isinstance(v, Seq) and not v.is_list,
+    "builtins.list": lambda v: isinstance(v, Seq) and v.is_list,
+    "builtins.dict": lambda v: isinstance(v, DictV),
+    "builtins.set": lambda v: isinstance(v, SetV),
+    "builtins.int": lambda v: isinstance(v, Const) and type(v.value) is int,
+    "builtins.str": lambda v: isinstance(v, Const) and isinstance(v.value, str),
+}
+"""What `isinstance(value, kind)` answers for the values whose kind the analysis knows."""
+
+_KNOWN_KINDS = (Seq, DictV, SetV, Const, ArrayV)
+
+
+@calls("builtins.isinstance")
+def _isinstance(call: CallArgs) -> Value | None:
+    """`isinstance(k, tuple)` for a value whose kind is known (a tuple, a list, an array), so
+    that `k, s = k if isinstance(k, tuple) else (k, None)` takes the branch the value takes."""
+    value, kinds = call.get(0, "obj"), call.get(1, "class_or_tuple")
+    names = [k.qualname for k in (kinds.items if isinstance(kinds, Seq) else (kinds,)) if isinstance(k, Ref)]
+    if not isinstance(value, _KNOWN_KINDS) or not names or any(n not in _KINDS_OF for n in names):
+        return Unknown("isinstance() of a value of unknown kind")
+    if isinstance(value, Const) and value.value is None:
+        return Const(False)
+    return Const(any(_KINDS_OF[name](value) for name in names))
+
+
+@calls("builtins.print", "builtins.getattr", "builtins.super")
 def _opaque(call: CallArgs) -> Value | None:
     return Unknown(f"{call.qualname.rsplit('.', 1)[-1]}() is not modelled")
 

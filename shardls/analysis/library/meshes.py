@@ -116,6 +116,7 @@ def _mesh(call: CallArgs) -> Value | None:
         _device_notes(call, sizes, devices),
         problems=tuple(problems),
         device_count=visible,
+        count_assumption=assumption_of(devices.count) if isinstance(devices, DevicesV) else None,
     )
 
 

@@ -1,0 +1,292 @@
+"""Certainty: an error only from facts the code or the user states.
+
+Each case is modelled on real code where shardls reported a false error (docs/realcode.md): a
+problem that rests on the default device count, a flag's default, a mesh size not known here or
+a mesh shardls picked is at most a warning that names what it assumed; an unknown value never
+collapses into a concrete one (a list grown in a loop, a reshape to an unknown shape).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import Diagnostic, FileAnalysis
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.core import Severity
+from tests.analysis.analysis_helpers import analyze
+
+NOTEBOOK_CELL = """\
+import jax, jax.numpy as jnp
+mesh = jax.make_mesh((jax.device_count(),), ("fsdp",))
+with jax.set_mesh(mesh):
+    x = jnp.ones((4, 256, 256, 3), out_sharding=jax.P("fsdp"))
+"""
+
+TOO_LARGE = """\
+import jax
+mesh = jax.make_mesh((4, 4), ("data", "model"))
+"""
+
+ARGPARSE_FOR_FOUR_CHIPS = """\
+import argparse
+import jax
+from jax.experimental import mesh_utils
+from jax.sharding import Mesh
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ici_fsdp_parallelism", type=int, default=4)
+args = parser.parse_args()
+ici_parallelism = [1, args.ici_fsdp_parallelism, 1]
+mesh = Mesh(mesh_utils.create_device_mesh(ici_parallelism), ["data", "fsdp", "tensor"])
+"""
+
+
+def errors(analysis: FileAnalysis) -> list[Diagnostic]:
+    return [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+
+
+def coded(analysis: FileAnalysis, code: str) -> list[Diagnostic]:
+    return [d for d in analysis.diagnostics if d.code == code]
+
+
+@pytest.mark.parametrize(("source", "code"), [(NOTEBOOK_CELL, "SH001"), (TOO_LARGE, "SH104")])
+def test_a_problem_that_needs_the_default_device_count_is_a_warning_naming_it(source: str, code: str) -> None:
+    analysis = analyze(source)
+    assert not errors(analysis)
+    flagged = coded(analysis, code)
+    assert flagged and all(d.severity is Severity.WARNING for d in flagged)
+    assert all("8 devices (default device count" in d.message for d in flagged)
+    assert all(d.assumptions and "8 devices" in d.assumptions[0] for d in flagged)
+    assert all(d.data["assumptions"] == list(d.assumptions) for d in flagged)
+
+
+@pytest.mark.parametrize(("source", "code"), [(NOTEBOOK_CELL, "SH001"), (TOO_LARGE, "SH104")])
+@pytest.mark.parametrize(
+    "stated",
+    [
+        lambda text: analyze("# shardls: device-count=8\n" + text),
+        lambda text: analyze(text, Settings(device_count=8)),
+        lambda text: analyze(
+            'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"\n' + text
+        ),
+    ],
+    ids=["pragma", "setting", "XLA_FLAGS"],
+)
+def test_a_stated_device_count_makes_it_an_error(source: str, code: str, stated) -> None:  # type: ignore[no-untyped-def]
+    flagged = coded(stated(source), code)
+    assert flagged and all(d.severity is Severity.ERROR and not d.assumptions for d in flagged)
+
+
+def test_a_flag_default_is_an_assumption_even_with_a_stated_device_count() -> None:
+    analysis = analyze(ARGPARSE_FOR_FOUR_CHIPS, Settings(device_count=8))
+    flagged = coded(analysis, "SH105")
+    assert flagged and all(d.severity is Severity.WARNING for d in flagged)
+    assert "the default of --ici_fsdp_parallelism" in flagged[0].message
+
+
+def test_a_mesh_size_not_known_here_fills_the_devices_as_an_assumption() -> None:
+    analysis = analyze(
+        """
+        import jax, jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+
+        def build(dp):
+            mesh = jax.make_mesh((dp, 4), ("data", "model"))
+            return jax.device_put(jnp.zeros((5, 8)), NamedSharding(mesh, P("data")))
+        """,
+        Settings(device_count=8),
+    )
+    flagged = coded(analysis, "SH001")
+    assert flagged and not errors(analysis)
+    assert "mesh size 0 is not known here" in flagged[0].message
+
+
+def test_a_literal_mesh_on_a_stated_count_keeps_its_errors() -> None:
+    analysis = analyze(
+        """
+        import jax, jax.numpy as jnp
+        from jax.sharding import NamedSharding, PartitionSpec as P
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        x = jax.device_put(jnp.zeros((50257, 8)), NamedSharding(mesh, P("model")))
+        """
+    )
+    assert [d.code for d in errors(analysis)] == ["SH001"]
+
+
+FALLBACK_FILE = """
+import jax, jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+def constrain(x):
+    return jax.lax.with_sharding_constraint(x, P(None, "x", None))
+"""
+
+
+def test_a_mesh_shardls_picks_shows_a_layout_but_decides_no_problem() -> None:
+    analysis = analyze(FALLBACK_FILE)
+    assert not analysis.diagnostics
+    site = next(s for s in analysis.sites if s.spec is not None and "x" in s.spec.display())
+    assert site.mesh is not None and site.mesh.fallback
+    assert site.mesh.selection == "the only mesh in this file"
+
+
+def test_a_mesh_pragma_is_stated_and_decides_problems() -> None:
+    analysis = analyze(
+        "# shardls: mesh=data=2,model=4\n"
+        + FALLBACK_FILE.replace('mesh = jax.make_mesh((2, 4), ("data", "model"))', "")
+    )
+    assert [d.code for d in errors(analysis)] == ["SH005"]
+
+
+def test_the_only_mesh_of_the_workspace_decides_no_problem(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "train.py").write_text('import jax\nmesh = jax.make_mesh((8,), ("fsdp",))\n')
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import jax\nfrom jax.sharding import PartitionSpec as P\n\n"
+        "def attn(q):\n    return jax.lax.with_sharding_constraint(q, P(None, 'x', None, None))\n"
+    )
+    analysis = Analyzer(Workspace([tmp_path])).analyze(str(model), model.read_text())
+    assert not analysis.diagnostics
+    assert any(s.mesh is not None and s.mesh.fallback for s in analysis.sites)
+
+
+def test_a_list_appended_in_a_loop_stays_unknown() -> None:
+    """EasyLM's get_jax_mesh: names appended in a loop over an unknown string were `()`."""
+    analysis = analyze(
+        """
+        import jax
+        import numpy as np
+        from jax.sharding import Mesh
+
+        def get_jax_mesh(axis_dims, names):
+            dims, dim_names = [], []
+            for axis in axis_dims.split(","):
+                name, dim = axis.split(":")
+                dims.append(int(dim))
+                dim_names.append(name)
+            mesh_shape = np.arange(jax.device_count()).reshape(dims).shape
+            return Mesh(np.array(jax.devices()).reshape(mesh_shape), dim_names)
+        """
+    )
+    assert not analysis.diagnostics
+
+
+def test_a_list_appended_without_a_loop_is_known() -> None:
+    analysis = analyze(
+        """
+        import jax, jax.numpy as jnp
+        import numpy as np
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+        names = ["data"]
+        names.append("model")
+        sizes = [2]
+        sizes.extend([4])
+        mesh = Mesh(np.array(jax.devices()).reshape(sizes), names)
+        x = jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P("model")))  # 6 % 4 != 0
+        """,
+        Settings(device_count=8),
+    )
+    assert [d.code for d in errors(analysis)] == ["SH001"]
+    assert analysis.meshes[0].mesh.axis_names == ("data", "model")
+
+
+def test_a_method_of_a_module_is_no_mutation() -> None:
+    """`nnx.update(...)` calls a function of a module, it does not change a list named nnx."""
+    analysis = analyze(
+        """
+        import jax
+        import numpy as np
+        from jax.sharding import Mesh
+        names = ("data", "model")
+        np.update = None
+        mesh = Mesh(np.array(jax.devices()).reshape(2, 4), names)
+        """
+    )
+    assert analysis.meshes and analysis.meshes[0].mesh.axis_names == ("data", "model")
+
+
+def test_reshape_to_an_unknown_shape_has_an_unknown_rank() -> None:
+    analysis = analyze(
+        """
+        import jax
+        import numpy as np
+        from jax.sharding import Mesh
+
+        def mesh_of(mesh_shape, names):
+            return Mesh(np.array(jax.devices()).reshape(mesh_shape), names)
+
+        mesh = mesh_of(SHAPE, ("dp", "mp"))
+        """
+    )
+    assert not coded(analysis, "SH102")
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        'pytest.skip("needs 4 devices")',
+        "sys.exit(0)",
+        "_fail('needs 4 devices')",
+    ],
+)
+def test_a_call_that_never_returns_ends_its_branch(guard: str) -> None:
+    analysis = analyze(
+        f"""
+        import sys
+        import jax
+        import pytest
+        from jax.experimental import mesh_utils
+        from jax.sharding import Mesh
+
+        def _fail(message):
+            raise RuntimeError(message)
+
+        def test_fsdp():
+            if jax.device_count() != 4:
+                {guard}
+            mesh = Mesh(mesh_utils.create_device_mesh([1, 4, 1]), ["data", "fsdp", "tensor"])
+        """,
+        Settings(device_count=8),
+    )
+    assert not analysis.diagnostics
+
+
+def test_skip_test_of_a_test_case_ends_its_branch() -> None:
+    analysis = analyze(
+        """
+        import unittest
+        import jax
+        from jax.experimental import mesh_utils
+        from jax.sharding import Mesh
+
+        class T(unittest.TestCase):
+            def test_fsdp(self):
+                if jax.device_count() != 4:
+                    self.skipTest("needs 4 devices")
+                mesh = Mesh(mesh_utils.create_device_mesh([1, 4, 1]), ["data", "fsdp", "tensor"])
+        """,
+        Settings(device_count=8),
+    )
+    assert not analysis.diagnostics
+
+
+def test_a_branch_without_an_exit_is_still_followed() -> None:
+    analysis = analyze(
+        """
+        import jax
+        from jax.experimental import mesh_utils
+        from jax.sharding import Mesh
+
+        def test_fsdp():
+            if jax.device_count() != 4:
+                print("not 4 devices")
+            mesh = Mesh(mesh_utils.create_device_mesh([1, 4, 1]), ["data", "fsdp", "tensor"])
+        """,
+        Settings(device_count=8),
+    )
+    assert [d.code for d in errors(analysis)] == ["SH105"]
