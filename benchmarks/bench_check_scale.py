@@ -44,7 +44,9 @@ def check_seconds(folder: Path, repeat: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--files", type=int, nargs="+", default=[500, 2000, 8000])
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
