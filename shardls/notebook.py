@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -88,12 +89,28 @@ def _source(source: object, number: int) -> str:
     raise NotebookError(f"cell {number} has a source that is neither text nor a list of lines")
 
 
+_ASSIGNED_MAGIC = re.compile(r"^(\s*[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*)([%!])")
+"""`current_dir = %pwd`, `files = !ls`: IPython assigns the output of a magic or a command."""
+
+
 def _python_lines(source: str) -> list[str]:
-    """The cell's lines (at least one), IPython syntax turned into comments of the same length."""
+    """The cell's lines (at least one), IPython syntax turned into Python that does nothing."""
     lines = list(source_lines(source.removesuffix("\n").removesuffix("\r")))
     if lines[0].startswith("%%"):
         return [_commented(text) if text.strip() else text for text in lines]
-    return [_commented(text) if text.lstrip()[:1] in ("%", "!") else text for text in lines]
+    return [_python_line(text) for text in lines]
+
+
+def _python_line(text: str) -> str:
+    assigned = _ASSIGNED_MAGIC.match(text)
+    if assigned is not None:  # the value is the command's output: unknown, `...` stands for it
+        return text[: assigned.start(3)] + "...#" + text[assigned.end(3) :]
+    if text.lstrip()[:1] not in ("%", "!"):
+        return text
+    indent = len(text) - len(text.lstrip())
+    # Inside a block (`if in_colab:` then `  %pip install ...`) a comment would leave the block
+    # empty; `pass` keeps it a statement.
+    return text[:indent] + "pass#" + text[indent + 1 :] if indent else _commented(text)
 
 
 def _commented(text: str) -> str:

@@ -222,10 +222,16 @@ def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
     return _ParsedText((), tuple(repaired), first_error or "could not parse")
 
 
+_PEP_695 = re.compile(r"\s*(type\s+\w+\s*(\[.*\])?\s*=|(async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")
+"""Type aliases and type parameters (`type X = ...`, `def f[T](...)`), Python 3.12 syntax."""
+
+
 def _describe(error: BaseException) -> str:
     if isinstance(error, SyntaxError):
-        if sys.version_info < (3, 12) and error.msg.startswith("f-string"):
-            # PEP 701 f-strings (quotes, backslashes, comments inside) parse only from 3.12 on.
+        # PEP 701 f-strings (quotes, backslashes, comments inside) and PEP 695 type parameters
+        # parse only from 3.12 on: the code is valid, shardls's Python is older.
+        newer = error.msg.startswith("f-string") or bool(_PEP_695.match(error.text or ""))
+        if sys.version_info < (3, 12) and newer:
             python = f"{sys.version_info.major}.{sys.version_info.minor}"
             return f"syntax error: {error.msg} (valid from Python 3.12; shardls runs on Python {python})"
         return f"syntax error: {error.msg}"

@@ -1,0 +1,54 @@
+"""Valid code is never a syntax error: IPython lines inside blocks, and Python 3.12 syntax.
+
+From real notebooks (flax examples, maxtext demos) and gemma's PEP 695 aliases, where shardls
+reported SH209 "invalid syntax" on code that runs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.notebook import join_cells
+
+
+def diagnostics_of(*cells: str) -> list[tuple[tuple[int, int], str, str]]:
+    notebook = join_cells(enumerate(cells, start=1))
+    analysis = Analyzer().analyze("/virtual/notebook.py", notebook.text)
+    return [(notebook.locate(d.span.line), d.code, d.message) for d in analysis.diagnostics]
+
+
+def test_magics_and_shell_lines_inside_blocks_are_valid() -> None:
+    found = diagnostics_of(
+        "IN_COLAB = False\nif IN_COLAB:\n    %pip install uv\n    !git clone repo\nelse:\n    %load_ext tensorboard\n",
+        "current_dir = %pwd\nfiles, more = !ls\nprint(current_dir)\n",
+        "if True:\n  !echo only line of the block\n",
+        "import jax\nmesh = jax.make_mesh((2, 4), ('data', 'model'))\n",
+    )
+    assert found == []
+
+
+def test_a_magic_assignment_has_an_unknown_value_not_a_made_up_one() -> None:
+    notebook = join_cells([(1, "x = %pwd\n")])
+    assert notebook.text == "x = ...#pwd"
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["type Prompt = str | list[str]\n", "def first[T](items: list[T]) -> T:\n    return items[0]\n"],
+)
+def test_python_3_12_syntax_says_which_python_shardls_parses_with(source: str) -> None:
+    """Parsed on 3.12 and later; on older Pythons the one SH209 says the code is valid."""
+    analysis = Analyzer().analyze("/virtual/new.py", source)
+    if sys.version_info >= (3, 12):
+        assert analysis.diagnostics == ()
+    else:
+        assert [d.code for d in analysis.diagnostics] == ["SH209"]
+        assert "valid from Python 3.12" in analysis.diagnostics[0].message
+
+
+def test_a_real_syntax_error_gets_no_note() -> None:
+    analysis = Analyzer().analyze("/virtual/bad.py", "x = (1,\ny = 2\n")
+    assert analysis.diagnostics and "3.12" not in analysis.diagnostics[0].message
