@@ -164,17 +164,24 @@ class SiteBuilder:
         return fact
 
     def select_mesh(
-        self, sharding: ShardingV | None, visit: Visit, usage: UsageContext, span: Span
+        self,
+        sharding: ShardingV | None,
+        visit: Visit,
+        usage: UsageContext,
+        span: Span,
+        *,
+        legacy_serves: bool = False,
     ) -> MeshFact | None:
         """Which mesh applies to a sharding used here, saying why; reports a bare spec that JAX
-        would reject for lack of a `jax.set_mesh` context."""
+        would reject for lack of a `jax.set_mesh` context. `legacy_serves`: the API still reads
+        the deprecated `with mesh:` (pjit)."""
         if sharding is not None and sharding.mesh is not None:
             return _selected(self.mesh_fact(sharding.mesh), "the mesh of the NamedSharding")
         context = visit.context.mesh
         if context is not None and not context.legacy:
             return _selected(self.mesh_fact(context.mesh), context.how)
         if context is not None and context.legacy:
-            if usage in (UsageContext.WSC, UsageContext.WSC_EAGER):
+            if usage in (UsageContext.WSC, UsageContext.WSC_EAGER) or legacy_serves:
                 return _selected(self.mesh_fact(context.mesh), context.how + " (deprecated)")
             self.report(
                 span,

@@ -9,6 +9,8 @@ at every call visible in the file (the output's shape from evaluating the functi
 
 from __future__ import annotations
 
+import ast
+
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -102,7 +104,7 @@ def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
 
 def _inputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     for pair in _input_pairs(app, site):
-        _at_call(builder, site, SiteKind.JIT_IN, pair)
+        _at_call(builder, site, SiteKind.JIT_IN, pair, legacy_mesh=_is_pjit(app))
 
 
 def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
@@ -111,7 +113,7 @@ def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     default = f"{app.name}(...)"
     if specs is not None:
         for pair in output_pairs(specs, app.node("out_shardings"), result, site, default):
-            _at_call(builder, site, SiteKind.JIT_OUT, pair)
+            _at_call(builder, site, SiteKind.JIT_OUT, pair, legacy_mesh=_is_pjit(app))
         return
     # No out_shardings: pair every array of the result with a placeholder, keep the sharded ones.
     for pair in output_pairs(Const(None), None, result, site, default):
@@ -119,8 +121,20 @@ def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
             _at_call(builder, site, SiteKind.JIT_OUT, replace(pair, spec=pair.value.sharding), predicted=True)
 
 
+def _is_pjit(app: Application) -> bool:
+    """`pjit(...)` (canonicalised to `jax.jit`, so told by its spelling): unlike `jax.jit`, it
+    resolves bare specs against the deprecated `with mesh:`."""
+    func = app.visit.call.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == "pjit"
+
+
 def _at_call(
-    builder: SiteBuilder, site: CallSite, kind: SiteKind, pair: Pair, predicted: bool = False
+    builder: SiteBuilder,
+    site: CallSite,
+    kind: SiteKind,
+    pair: Pair,
+    predicted: bool = False,
+    legacy_mesh: bool = False,
 ) -> None:
     """A layout for one sharding leaf at a call. Its problems are reported at the call, except
     those a NamedSharding already raised where it was built (and none for a prediction)."""
@@ -129,7 +143,7 @@ def _at_call(
         return  # `None` (unspecified) or a value that is not known to be a sharding
     visit = site.visit
     call_span = visit.frame.span(visit.call)
-    mesh = builder.select_mesh(sharding, visit, UsageContext.JIT, call_span)
+    mesh = builder.select_mesh(sharding, visit, UsageContext.JIT, call_span, legacy_serves=legacy_mesh)
     superseded: Callable[[Problem], bool] | None = None
     if predicted:
         superseded = _every_problem
