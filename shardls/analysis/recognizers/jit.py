@@ -10,7 +10,6 @@ at every call visible in the file (the output's shape from evaluating the functi
 from __future__ import annotations
 
 import ast
-
 from collections.abc import Callable
 from dataclasses import replace
 
