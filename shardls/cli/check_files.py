@@ -20,13 +20,23 @@ from shardls.analysis.facts import Diagnostic, Related, Site, Span
 from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
-from shardls.files import decode_source, display_path, read_workspace_file, source_lines
+from shardls.files import (
+    MAX_READ_BYTES,
+    RefusedFile,
+    decode_source,
+    display_path,
+    read_workspace_file,
+    source_lines,
+)
 from shardls.notebook import Notebook, NotebookError, read_notebook
 
 PARALLEL_MIN_FILES = 16
 """Below this, starting worker processes costs more than it saves."""
 
 UNREADABLE = "SH210"
+NOTEBOOK_READ_BYTES = 64_000_000
+"""Notebooks carry their outputs (images, tables): their code cells, not their bytes, meet the
+analysis's size bounds."""
 
 
 @dataclass(frozen=True)
@@ -101,14 +111,22 @@ def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
 
 
 class UnreadableSource(Exception):
-    """The file cannot be analysed as text; the message says why, for an SH210 diagnostic."""
+    """The file cannot be analysed as text; the message says why, for an SH210 diagnostic.
+
+    `severity`: an error when Python could not read it either (bytes invalid in its encoding, a
+    broken notebook); a warning when only shardls declines it (a size limit, a special file, a
+    link out of the workspace): the code may be fine, so CI must not fail on it."""
+
+    def __init__(self, reason: str, severity: Severity = Severity.ERROR) -> None:
+        super().__init__(reason)
+        self.severity = severity
 
 
 def check_file(job: CheckJob) -> FileReport:
     try:
         text, notebook = read_source(job.path, job.data, job.roots)
     except UnreadableSource as error:
-        return _unreadable(job, str(error))
+        return _unreadable(job, str(error), error.severity)
     lines = source_lines(text)
     try:
         analysis = _analyzer(job.roots).analyze(str(job.path), text, job.settings)
@@ -134,10 +152,13 @@ def read_source(
     notebook's code cells; raises UnreadableSource. The file is read as a workspace file of
     `roots` (`read_workspace_file`), Python source in its PEP 263 encoding, notebooks as UTF-8."""
     try:
-        raw = read_workspace_file(path, roots) if data is None else data
         is_notebook = path.suffix == ".ipynb"
+        limit = NOTEBOOK_READ_BYTES if is_notebook else MAX_READ_BYTES
+        raw = read_workspace_file(path, roots, limit) if data is None else data
         text = raw.decode("utf-8-sig") if is_notebook else decode_source(raw)
         notebook = read_notebook(text) if is_notebook else None
+    except RefusedFile as error:
+        raise UnreadableSource(f"shardls does not read the file: {error}", Severity.WARNING) from None
     except OSError as error:
         raise UnreadableSource(f"cannot read the file: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
@@ -156,9 +177,9 @@ def _encoding(name: str) -> str:
     return "UTF-8" if name.startswith("utf-8") else name
 
 
-def _unreadable(job: CheckJob, reason: str) -> FileReport:
+def _unreadable(job: CheckJob, reason: str, severity: Severity) -> FileReport:
     diagnostics = (
-        (Diagnostic(Span(0, 0, 0, 0), UNREADABLE, Severity.ERROR, reason),)
+        (Diagnostic(Span(0, 0, 0, 0), UNREADABLE, severity, reason),)
         if job.settings.enabled(UNREADABLE)
         else ()
     )

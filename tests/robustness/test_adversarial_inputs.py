@@ -329,8 +329,9 @@ def test_a_10_mb_file_gets_a_diagnostic_not_an_analysis(
     assert [(d.code, d.span.line) for d in analysis.diagnostics] == [("SH210", 0)]
     assert f"shardls analyses files of up to {MAX_FILE_CHARS:,}" in analysis.diagnostics[0].message
     assert analysis.sites == ()
-    assert code == 1 and err == ""
-    assert [d["code"] for d in out["diagnostics"]] == ["SH210"]  # type: ignore[union-attr]
+    # shardls's own bound, not a problem of the code: a warning, which does not fail CI
+    assert code == 0 and err == ""
+    assert [(d["code"], d["severity"]) for d in out["diagnostics"]] == [("SH210", "warning")]  # type: ignore[union-attr]
 
 
 def test_a_100000_line_file_gets_a_diagnostic_not_an_analysis() -> None:
