@@ -58,6 +58,8 @@ class Context:
     """How the enclosing function was called, for provenance (`MLP(512, ...) at line 40`)."""
     stacked: Value | None = None
     """The `nnx.vmap`/`nnx.split_rngs` stacking of the enclosing function, if any."""
+    eager_sharding: bool | None = None
+    """`with nnx.use_eager_sharding(False):` (None: Flax's default, eager)."""
     unknown_caller: bool = False
     """Some function up the chain of calls has no visible caller (`Attention(...)` called in
     `Block.__init__`, which only another file builds): the mesh and rules in effect there are
@@ -333,6 +335,9 @@ class Walker:
             return replace(context, meshes=context.meshes + (entered,))
         if isinstance(expression, ast.Call):
             func = self.evaluator.evaluate(expression.func, frame)
+            if isinstance(func, Ref) and func.qualname == "flax.nnx.use_eager_sharding" and expression.args:
+                setting = truthiness(self.evaluator.evaluate(expression.args[0], frame))
+                return replace(context, eager_sharding=setting)
             if isinstance(func, Ref) and func.qualname == "flax.nnx.logical_axis_rules" and expression.args:
                 rules = self.evaluator.evaluate(expression.args[0], frame)
                 spelled = ast.unparse(expression.func)

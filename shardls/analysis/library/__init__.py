@@ -91,6 +91,8 @@ _EXACT_ALIASES: dict[str, str] = {
     "jax.AxisType": "jax.sharding.AxisType",
     "flax.linen.logical_axis_rules": "flax.nnx.logical_axis_rules",
     "flax.core.spmd.logical_axis_rules": "flax.nnx.logical_axis_rules",
+    "flax.linen.partitioning.axis_rules": "flax.nnx.logical_axis_rules",
+    "flax.linen.spmd.logical_axis_rules": "flax.nnx.logical_axis_rules",
     "flax.nnx.spmd.with_partitioning": "flax.nnx.with_partitioning",
     "flax.nnx.Variable": "flax.nnx.Param",
 }

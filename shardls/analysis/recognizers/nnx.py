@@ -249,7 +249,9 @@ class Annotation:
     sharding: Value
     mesh: Value | None
     rules: Rules | None
-    eager: bool
+    eager: bool | None
+    """`eager_sharding=` of the metadata; None when not written (Flax's setting decides, True
+    unless `nnx.use_eager_sharding(False)` is in effect)."""
     source: str
     """The keyword the annotation comes from (`kernel_init`, `bias_metadata`, `out_sharding`)."""
     keyword_span: Span | None
@@ -284,7 +286,7 @@ def _annotation(
         out.value,
         merged["mesh"].value if "mesh" in merged else None,
         read_rules(rules.value, f"sharding_rules at line {rules_line + 1}") if rules else None,
-        eager is None or truthiness(eager.value) is not False,
+        None if eager is None else truthiness(eager.value) is not False,
         source,
         keyword_span,
         deprecated=tuple(e for e in entries if e.key in _DEPRECATED_KEYS),
@@ -466,6 +468,9 @@ def nnx_variable(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
 def _add_params(builder: SiteBuilder, visit: Visit, call: CallArgs, params: list[_Param]) -> None:
     span = call.frame.span(call.node)
     for param in params:
+        if param.annotation.eager is None:
+            eager = visit.context.eager_sharding is not False
+            param = replace(param, annotation=replace(param.annotation, eager=eager))
         for entry in param.annotation.deprecated:
             builder.report(
                 entry.key_span or span,
