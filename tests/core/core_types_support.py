@@ -102,12 +102,18 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
     from jax.sharding import PartitionSpec as P
 
     m = program["mesh"]
-    mesh = AbstractMesh(tuple(m["sizes"]), tuple(m["names"]), axis_types=tuple(getattr(AxisType, t) for t in m["types"]))
+    mesh = AbstractMesh(
+        tuple(m["sizes"]), tuple(m["names"]), axis_types=tuple(getattr(AxisType, t) for t in m["types"])
+    )
 
     def p(entries: Any, unreduced: Any = (), reduced: Any = ()) -> Any:
         if entries is None:
             return None
-        return P(*[tuple(e) if isinstance(e, list) else e for e in entries], unreduced=set(unreduced), reduced=set(reduced))
+        return P(
+            *[tuple(e) if isinstance(e, list) else e for e in entries],
+            unreduced=set(unreduced),
+            reduced=set(reduced),
+        )
 
     def run(*args: Any) -> Any:
         x = args[0]
@@ -119,7 +125,13 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
                 y = (1 if other == "int" else 1.0) if isinstance(other, str) else args[other]
                 x = getattr(jnp, op[1])(x, y)
             elif name == "unary":
-                x = jax.nn.relu(x) if op[1] == "relu" else jax.nn.sigmoid(x) if op[1] == "sigmoid" else getattr(jnp, op[1])(x)
+                x = (
+                    jax.nn.relu(x)
+                    if op[1] == "relu"
+                    else jax.nn.sigmoid(x)
+                    if op[1] == "sigmoid"
+                    else getattr(jnp, op[1])(x)
+                )
             elif name == "where":
                 x = jnp.where(x > 0, x, args[op[1]])
             elif name == "matmul":

@@ -30,10 +30,14 @@ def mesh_of(program: Program) -> Mesh:
 
 
 def spec_of(entries: list[Any] | None, unreduced: list[str] = (), reduced: list[str] = ()) -> PartitionSpec:  # type: ignore[assignment]
-    return PartitionSpec.of(*[tuple(e) if isinstance(e, list) else e for e in entries or []], unreduced=unreduced, reduced=reduced)
+    return PartitionSpec.of(
+        *[tuple(e) if isinstance(e, list) else e for e in entries or []], unreduced=unreduced, reduced=reduced
+    )
 
 
-def _random_spec(rng: random.Random, mesh: Mesh, shape: list[int], *, dividing: bool, duplicates: bool = True) -> list[Any]:
+def _random_spec(
+    rng: random.Random, mesh: Mesh, shape: list[int], *, dividing: bool, duplicates: bool = True
+) -> list[Any]:
     pool = list(mesh.axis_names)
     rng.shuffle(pool)
     out: list[Any] = []
@@ -127,7 +131,9 @@ def random_program(rng: random.Random) -> Program:
     mesh = mesh_of(program)
     first = _input(rng, mesh, _random_shape(rng, rng.randint(1, 3)))
     if rng.random() < 0.06 and first["dtype"] != "int32" and not mesh.has_auto_axis:
-        free = [a for a in names if a not in str(first["spec"]) and mesh.types_by_name[a] is AxisType.EXPLICIT]
+        free = [
+            a for a in names if a not in str(first["spec"]) and mesh.types_by_name[a] is AxisType.EXPLICIT
+        ]
         if free:
             first["unreduced" if rng.random() < 0.6 else "reduced"] = [rng.choice(free)]
     program["inputs"].append(first)
@@ -140,7 +146,9 @@ def random_program(rng: random.Random) -> Program:
     return program
 
 
-def _second(rng: random.Random, program: Program, mesh: Mesh, shape: list[int], dtype: str | None = None) -> int:
+def _second(
+    rng: random.Random, program: Program, mesh: Mesh, shape: list[int], dtype: str | None = None
+) -> int:
     program["inputs"].append(_input(rng, mesh, shape, dtype))
     return len(program["inputs"]) - 1
 
@@ -153,7 +161,9 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
         # Past the rules written for them, JAX's handling of unreduced/reduced values is internal
         # assertions; the sweep stays with the operations that have rules.
         r = rng.choice((0.01, 0.6, 0.7, 0.9, 0.95))
-    out_spec = (lambda s: _random_spec(rng, mesh, s, dividing=rng.random() < 0.9)) if rng.random() < 0.25 else None
+    out_spec = (
+        (lambda s: _random_spec(rng, mesh, s, dividing=rng.random() < 0.9)) if rng.random() < 0.25 else None
+    )
     if r < 0.14:
         op = rng.choice(("add", "subtract", "multiply", "divide", "maximum", "greater"))
         how = 0.9 if x.unreduced or x.reduced else rng.random()
@@ -171,9 +181,19 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
         return ["where", _second(rng, program, mesh, list(shape))]
     if r < 0.36 and rank >= 1:
         k = shape[-1]
-        other = [k, rng.choice(DIMS)] if rng.random() < 0.8 or rank < 2 else shape[:-2] + [k, rng.choice(DIMS)]
+        other = (
+            [k, rng.choice(DIMS)] if rng.random() < 0.8 or rank < 2 else shape[:-2] + [k, rng.choice(DIMS)]
+        )
         which = rng.choice(("matmul", "dot"))
-        spec = out_spec([*shape[:-1], other[-1]] if which == "matmul" and len(other) <= rank else shape[:-1] + other[:-2] + other[-1:]) if out_spec else None
+        spec = (
+            out_spec(
+                [*shape[:-1], other[-1]]
+                if which == "matmul" and len(other) <= rank
+                else shape[:-1] + other[:-2] + other[-1:]
+            )
+            if out_spec
+            else None
+        )
         return [which, _second(rng, program, mesh, other), spec]
     if r < 0.44 and rank >= 1:
         letters = "abcd"[:rank]
@@ -183,7 +203,11 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
         result = "".join(keep) + "e"
         if rng.random() < 0.3:
             result = result[::-1]
-        spec = out_spec([dict(zip(letters + "e", shape + other_shape[-1:]))[c] for c in result]) if out_spec else None
+        spec = (
+            out_spec([dict(zip(letters + "e", shape + other_shape[-1:]))[c] for c in result])
+            if out_spec
+            else None
+        )
         return ["einsum", f"{letters},{contract}e->{result}", _second(rng, program, mesh, other_shape), spec]
     if r < 0.56:
         new = _factorizations(rng, shape)
@@ -194,7 +218,13 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
         return ["transpose", perm if rng.random() < 0.7 else None]
     if r < 0.76 and rank >= 1:
         op = rng.choice(("sum", "mean", "max", "min"))
-        axis: Any = rng.randrange(rank) if rng.random() < 0.6 else None if rng.random() < 0.5 else sorted(rng.sample(range(rank), min(2, rank)))
+        axis: Any = (
+            rng.randrange(rank)
+            if rng.random() < 0.6
+            else None
+            if rng.random() < 0.5
+            else sorted(rng.sample(range(rank), min(2, rank)))
+        )
         return ["reduce", op, axis, rng.random() < 0.3]
     if r < 0.8 and rank >= 1:
         return ["argmax", rng.randrange(rank)]

@@ -7,7 +7,17 @@ malformed before sharding matters.
 """
 
 from shardls.core.typing.contraction import dot, dot_general, einsum, matmul
-from shardls.core.typing.elementwise import BINARY_OPS, UNARY_OPS, binary, broadcast_to, relu, scalar, select, unary, where
+from shardls.core.typing.elementwise import (
+    BINARY_OPS,
+    UNARY_OPS,
+    binary,
+    broadcast_to,
+    relu,
+    scalar,
+    select,
+    unary,
+    where,
+)
 from shardls.core.typing.errors import ShapeError, TypeRejected
 from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
 from shardls.core.typing.placement import astype, full_like, reshard

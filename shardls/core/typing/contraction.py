@@ -17,8 +17,8 @@ from shardls.core.typing.elementwise import convert, partitions_text, promote_dt
 from shardls.core.typing.errors import VALUE_ERROR, ShapeError, reject
 from shardls.core.typing.permute import expand_dims, squeeze, transpose
 from shardls.core.typing.reductions import reduce_generic
-from shardls.core.typing.results import out_sharding as typed_out_sharding
 from shardls.core.typing.results import check_legal, result, short
+from shardls.core.typing.results import out_sharding as typed_out_sharding
 from shardls.core.typing.types import ShardedType, SpecAxes
 
 Dims = tuple[int, ...]
@@ -130,7 +130,9 @@ def _check_shapes(lhs: ShardedType, rhs: ShardedType, lc: Dims, rc: Dims, lb: Di
     if len(lb) != len(rb) or len(lc) != len(rc):
         raise ShapeError("dot_general requires equal numbers of lhs and rhs batch/contracting dimensions")
     if tuple(lhs.shape[i] for i in lb) != tuple(rhs.shape[i] for i in rb):
-        raise ShapeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have the same shape")
+        raise ShapeError(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the same shape"
+        )
     if tuple(lhs.shape[i] for i in lc) != tuple(rhs.shape[i] for i in rc):
         raise ShapeError("dot_general requires contracting dimensions to have the same shape")
 
@@ -159,7 +161,9 @@ def matmul(a: ShardedType, b: ShardedType, *, out_sharding: PartitionSpec | None
     side is squeezed, equal batch dimensions must be sharded alike (a ValueError otherwise)."""
     for i, x in enumerate((a, b)):
         if x.rank < 1:
-            raise ShapeError(f"matmul input operand {i} must have ndim at least 1, but it has ndim 0", VALUE_ERROR)
+            raise ShapeError(
+                f"matmul input operand {i} must have ndim at least 1, but it has ndim 0", VALUE_ERROR
+            )
     a, b = promote_dtypes((a, b))
     a_mat, b_mat = a.rank > 1, b.rank > 1
     a_batch = a.shape[:-2] if a_mat else ()
@@ -193,7 +197,9 @@ def matmul(a: ShardedType, b: ShardedType, *, out_sharding: PartitionSpec | None
             idx_a.append(i)
             b_squeeze.append(len(idx_batch) + len(idx_b) + len(b_squeeze))
         elif ba != bb:
-            raise ShapeError(f"Incompatible shapes for matmul arguments: {a.shape} and {b.shape}", VALUE_ERROR)
+            raise ShapeError(
+                f"Incompatible shapes for matmul arguments: {a.shape} and {b.shape}", VALUE_ERROR
+            )
         elif sa == sb:
             a_bat.append(len(idx_batch) + len(idx_a))
             b_bat.append(len(idx_batch) + len(idx_b))
@@ -235,7 +241,9 @@ def einsum(
     inputs, result_names = subscripts.replace(" ", "").split("->")
     lhs_names, rhs_names = inputs.split(",")
     if len(lhs_names) != lhs.rank or len(rhs_names) != rhs.rank:
-        raise ShapeError(f"einsum {subscripts!r} does not fit operands of ranks {lhs.rank} and {rhs.rank}", VALUE_ERROR)
+        raise ShapeError(
+            f"einsum {subscripts!r} does not fit operands of ranks {lhs.rank} and {rhs.rank}", VALUE_ERROR
+        )
     lhs, rhs = promote_dtypes((lhs, rhs))
     dtype, weak = lhs.dtype, lhs.weak_type
     # opt_einsum's path for two operands is ((1, 0), "rhs,lhs->out"): jnp contracts them swapped.
@@ -258,7 +266,9 @@ def einsum(
     rest_r = "".join(c for c in rhs_names if c not in gone)
     names = "".join(batch) + rest_r + rest_l
     if names == result_names:
-        out = dot_general(rhs, lhs, ((rc, lc), (rb, lb)), out_sharding=out_sharding, preferred_element_type=dtype)
+        out = dot_general(
+            rhs, lhs, ((rc, lc), (rb, lb)), out_sharding=out_sharding, preferred_element_type=dtype
+        )
     else:
         names = "".join(batch) + rest_l + rest_r
         inner = out_sharding

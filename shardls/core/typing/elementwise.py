@@ -106,7 +106,9 @@ def broadcast_shape(name: str, shapes: Sequence[tuple[int, ...]]) -> tuple[int, 
     for sizes in zip(*shapes, strict=True):
         big = {n for n in sizes if n != 1}
         if len(big) > 1:
-            raise ShapeError(f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}.")
+            raise ShapeError(
+                f"{name} got incompatible shapes for broadcasting: {', '.join(map(str, shapes))}."
+            )
         out.append(big.pop() if big else 1)
     return tuple(out)
 
@@ -266,7 +268,9 @@ def _nary(primitive: str, operands: Sequence[ShardedType], kind: Result, rule: U
     reduced = reduced_of(primitive, operands)
     unreduced, reduced = _unreduced_of(primitive, rule, x, y, reduced)
     weak = x.weak_type and y.weak_type
-    return result(primitive, operands, shape, dtype, spec, unreduced=unreduced, reduced=reduced, weak_type=weak)
+    return result(
+        primitive, operands, shape, dtype, spec, unreduced=unreduced, reduced=reduced, weak_type=weak
+    )
 
 
 def unary(op: str, x: ShardedType) -> ShardedType:
@@ -274,9 +278,13 @@ def unary(op: str, x: ShardedType) -> ShardedType:
     operand has no rule."""
     primitive, kind = _UNARY[op]
     if op == "sigmoid" and not is_inexact(x.dtype):
-        raise ShapeError(f"logistic does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of floating, complexfloating.")
+        raise ShapeError(
+            f"logistic does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of floating, complexfloating."
+        )
     if op == "negative" and x.dtype == BOOL:
-        raise ShapeError("neg does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating.")
+        raise ShapeError(
+            "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating."
+        )
     if kind is Result.INEXACT and not is_inexact(x.dtype):
         x = convert(x, FLOAT32, x.weak_type)
     if x.unreduced:
@@ -309,7 +317,10 @@ def where(condition: ShardedType, x: ShardedType, y: ShardedType) -> ShardedType
 def _broadcast_shardings(operands: Sequence[ShardedType]) -> tuple[tuple[int, ...], SpecAxes]:
     """`lax.broadcast_shapes` and `lax.broadcast_shardings`."""
     rank = max(t.rank for t in operands)
-    padded = [t.with_spec(((),) * (rank - t.rank) + t.spec, shape=(1,) * (rank - t.rank) + t.shape) for t in operands]
+    padded = [
+        t.with_spec(((),) * (rank - t.rank) + t.spec, shape=(1,) * (rank - t.rank) + t.shape)
+        for t in operands
+    ]
     shape = broadcast_shape("broadcast_shapes", [t.shape for t in padded])
     widest = max(operands, key=lambda t: t.rank)
     if all(widest.spec[rank - t.rank :] == t.spec for t in operands):
@@ -328,7 +339,10 @@ def broadcast_to(x: ShardedType, shape: tuple[int, ...], spec: SpecAxes | None =
     if spec is not None:
         fits = fits and all(not a or a == b for a, b in zip(x.spec, spec[lead:], strict=False))
     if not fits:
-        raise ShapeError(f"Incompatible types for broadcasting: input type={short(x)} and requested shape={shape}", VALUE_ERROR)
+        raise ShapeError(
+            f"Incompatible types for broadcasting: input type={short(x)} and requested shape={shape}",
+            VALUE_ERROR,
+        )
     not_implemented_for_unreduced("broadcast_in_dim", x)
     out_spec = ((),) * lead + x.spec if spec is None else spec
     return result("broadcast_in_dim", [x], shape, x.dtype, out_spec, weak_type=x.weak_type)

@@ -25,7 +25,9 @@ def transpose(x: ShardedType, perm: Sequence[int] | None = None) -> ShardedType:
     """`jnp.transpose(x, perm)`; `perm=None` reverses the dimensions (`x.T`)."""
     order = tuple(range(x.rank))[::-1] if perm is None else tuple(_axis(p, x.rank) for p in perm)
     if sorted(order) != list(range(x.rank)):
-        raise ShapeError(f"transpose permutation isn't a permutation of operand dimensions, got {order}", VALUE_ERROR)
+        raise ShapeError(
+            f"transpose permutation isn't a permutation of operand dimensions, got {order}", VALUE_ERROR
+        )
     return x.with_spec(tuple(x.spec[i] for i in order), shape=tuple(x.shape[i] for i in order))
 
 
@@ -70,7 +72,10 @@ def squeeze(x: ShardedType, axes: int | Sequence[int] | None = None) -> ShardedT
     else:
         dims = tuple(_axis(a, x.rank) for a in ((axes,) if isinstance(axes, int) else axes))
         if any(x.shape[d] != 1 for d in dims):
-            raise ShapeError(f"cannot select an axis to squeeze out which has size not equal to one, got shape={x.shape} and dimensions={dims}", VALUE_ERROR)
+            raise ShapeError(
+                f"cannot select an axis to squeeze out which has size not equal to one, got shape={x.shape} and dimensions={dims}",
+                VALUE_ERROR,
+            )
     if not dims:
         return x
     keep = [i for i in range(x.rank) if i not in dims]

@@ -26,7 +26,9 @@ def astype(x: ShardedType, dtype: DType) -> ShardedType:
     return convert(x, dtype)
 
 
-def full_like(x: ShardedType, dtype: DType | None = None, *, out_sharding: PartitionSpec | None = None) -> ShardedType:
+def full_like(
+    x: ShardedType, dtype: DType | None = None, *, out_sharding: PartitionSpec | None = None
+) -> ShardedType:
     """`jnp.zeros_like`/`ones_like`/`full_like`/`empty_like`: the operand's shape and sharding
     (never its unreduced axes: the result holds whole values)."""
     if out_sharding is not None:

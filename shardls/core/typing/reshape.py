@@ -35,14 +35,20 @@ def resolve_shape(x: ShardedType, shape: Sequence[int]) -> tuple[int, ...]:
     if -1 in sizes:
         rest = math.prod(n for n in sizes if n != -1)
         if rest == 0 or total % rest:
-            raise ShapeError(f"cannot reshape array of shape {x.shape} (size {total}) into shape {tuple(shape)}", TYPE)
+            raise ShapeError(
+                f"cannot reshape array of shape {x.shape} (size {total}) into shape {tuple(shape)}", TYPE
+            )
         sizes[sizes.index(-1)] = total // rest
     if math.prod(sizes) != total or any(n < 0 for n in sizes):
-        raise ShapeError(f"cannot reshape array of shape {x.shape} (size {total}) into shape {tuple(shape)}", TYPE)
+        raise ShapeError(
+            f"cannot reshape array of shape {x.shape} (size {total}) into shape {tuple(shape)}", TYPE
+        )
     return tuple(sizes)
 
 
-def reshape(x: ShardedType, shape: Sequence[int], *, out_sharding: PartitionSpec | None = None) -> ShardedType:
+def reshape(
+    x: ShardedType, shape: Sequence[int], *, out_sharding: PartitionSpec | None = None
+) -> ShardedType:
     new = resolve_shape(x, shape)
     if new == x.shape and out_sharding is None:
         return x
@@ -65,9 +71,20 @@ def reshape(x: ShardedType, shape: Sequence[int], *, out_sharding: PartitionSpec
                     f"out_sharding passed to `reshape` cannot contain {kind} axes. Got {typed.partition_spec.canonical()}",
                     VALUE_ERROR,
                 )
-        return result("reshape", [x], new, x.dtype, typed.spec, unreduced=x.unreduced, reduced=x.reduced, weak_type=x.weak_type)
+        return result(
+            "reshape",
+            [x],
+            new,
+            x.dtype,
+            typed.spec,
+            unreduced=x.unreduced,
+            reduced=x.reduced,
+            weak_type=x.weak_type,
+        )
     spec = _infer(x, new)
-    return result("reshape", [x], new, x.dtype, spec, unreduced=x.unreduced, reduced=x.reduced, weak_type=x.weak_type)
+    return result(
+        "reshape", [x], new, x.dtype, spec, unreduced=x.unreduced, reduced=x.reduced, weak_type=x.weak_type
+    )
 
 
 def _unsupported(x: ShardedType, new: tuple[int, ...], jax_error: str = "ShardingTypeError") -> TypeRejected:

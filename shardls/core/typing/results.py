@@ -44,7 +44,13 @@ def short(t: ShardedType) -> str:
 
 def short_dtype(dtype: DType) -> str:
     name = dtype.name
-    for long, abbreviation in (("bfloat", "bf"), ("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c")):
+    for long, abbreviation in (
+        ("bfloat", "bf"),
+        ("float", "f"),
+        ("uint", "u"),
+        ("int", "i"),
+        ("complex", "c"),
+    ):
         if name.startswith(long):
             return abbreviation + name[len(long) :]
     return name

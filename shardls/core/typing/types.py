@@ -54,12 +54,16 @@ class ShardedType:
         """JAX's notation, identical to `str(jax.typeof(x))`: `float32[8@X,16@(Y,Z)]{U:W}` (`~` marks a
         weak type)."""
         weak = "~" if self.weak_type else ""
-        return weak + format_type(self.dtype.name, self.shape, self.spec, self.mesh, self.unreduced, self.reduced)
+        return weak + format_type(
+            self.dtype.name, self.shape, self.spec, self.mesh, self.unreduced, self.reduced
+        )
 
     @property
     def compiler_chosen_axes(self) -> tuple[str, ...]:
         """Mesh axes (Auto) along which the compiler decides where the data lies: unknown here."""
-        return tuple(n for n, t in zip(self.mesh.axis_names, self.mesh.axis_types, strict=True) if t is AxisType.AUTO)
+        return tuple(
+            n for n, t in zip(self.mesh.axis_names, self.mesh.axis_types, strict=True) if t is AxisType.AUTO
+        )
 
     @property
     def partition_spec(self) -> PartitionSpec:
@@ -131,7 +135,8 @@ def explicit_spec(mesh: Mesh, spec: PartitionSpec, rank: int) -> SpecAxes:
     Raises nothing: the caller checked the spec itself (`compute_layout`)."""
     explicit = {n for n, t in mesh.types_by_name.items() if t is AxisType.EXPLICIT}
     return tuple(
-        tuple(a for a in entry_axes(entry) if isinstance(a, str) and a in explicit) for entry in spec.padded(rank)
+        tuple(a for a in entry_axes(entry) if isinstance(a, str) and a in explicit)
+        for entry in spec.padded(rank)
     )
 
 
