@@ -19,7 +19,7 @@ from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
 from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
 from shardls.analysis.source import Segment
-from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Value, options
+from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Unknown, Value, options
 
 MAX_CONTEXTS = 4
 MAX_CALLER_DEPTH = 2
@@ -328,6 +328,9 @@ class Walker:
     def _enter(self, expression: ast.expr, frame: Frame, context: Context) -> Context:
         value = self.evaluator.evaluate(expression, frame)
         line = frame.line_of(expression) + 1
+        if _may_enter_a_mesh(expression, value, self.evaluator, frame):
+            # `with global_mesh:` whose mesh cannot be evaluated: a mesh may well be in effect.
+            return replace(context, unknown_caller=True)
         if isinstance(value, MeshV):
             is_call = isinstance(expression, ast.Call)
             how = f"with {_short(expression)} at line {line}"
@@ -594,6 +597,16 @@ _EXITS = frozenset(
 
 _TEST_CASE_EXITS = frozenset({"skipTest", "fail"})
 """`unittest.TestCase` methods that raise (`self.skipTest(...)`)."""
+
+
+def _may_enter_a_mesh(expression: ast.expr, value: Value, evaluator: Evaluator, frame: Frame) -> bool:
+    """A context manager whose value is not known: a name (`with mesh:`), or a call of code
+    shardls cannot follow (`with config.mesh_context():`); not a library call it knows."""
+    if not isinstance(value, Unknown):
+        return False
+    if isinstance(expression, ast.Call):
+        return not any(isinstance(o, Ref) for o in options(evaluator.evaluate(expression.func, frame)))
+    return isinstance(expression, (ast.Name, ast.Attribute))
 
 
 def _may_exit(func: ast.expr) -> bool:

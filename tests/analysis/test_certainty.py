@@ -290,3 +290,33 @@ def test_a_branch_without_an_exit_is_still_followed() -> None:
         Settings(device_count=8),
     )
     assert [d.code for d in errors(analysis)] == ["SH105"]
+
+
+def test_a_with_block_whose_mesh_is_not_known_may_provide_one() -> None:
+    """MaxText's shmap example: `with global_mesh:` built from devices shardls cannot follow."""
+    analysis = analyze(
+        """
+        import jax, jax.numpy as jnp
+        from jax.experimental.pjit import pjit
+        from jax.sharding import PartitionSpec as P
+        from somewhere import global_mesh
+
+        data_fn = pjit(lambda: jnp.zeros((8, 16)), out_shardings=P("fsdp", "tp"))
+
+        def main():
+            with global_mesh:
+                activations = data_fn()
+        """
+    )
+    assert not coded(analysis, "SH202")
+
+
+def test_no_mesh_at_all_is_still_reported() -> None:
+    analysis = analyze(
+        """
+        import jax, jax.numpy as jnp
+        from jax.sharding import PartitionSpec as P
+        x = jax.device_put(jnp.zeros((8, 16)), P("fsdp"))
+        """
+    )
+    assert [d.code for d in errors(analysis)] == ["SH202"]

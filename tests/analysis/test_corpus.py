@@ -27,8 +27,8 @@ import pytest
 from jax_oracle import Tag, parse_tags, run_oracle, shared_json
 
 from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.settings import Settings
 from shardls.analysis.facts import FileAnalysis, Site, SiteKind
+from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
 
