@@ -35,6 +35,7 @@ class Watcher:
             text=True,
         )
         self.lines: queue.Queue[tuple[str, str]] = queue.Queue()
+        self.pending: dict[str, list[str]] = {"out": [], "err": []}
         for name, stream in (("out", self.process.stdout), ("err", self.process.stderr)):
             threading.Thread(target=self._pump, args=(name, stream), daemon=True).start()
 
@@ -43,10 +44,18 @@ class Watcher:
             self.lines.put((name, line.rstrip("\n")))
 
     def wait_for(self, stream: str, text: str) -> list[str]:
-        """The lines of `stream` read up to and including the first that contains `text`."""
+        """The lines of `stream` read up to and including the first that contains `text`. Lines
+        of the other stream read meanwhile are kept for its next wait: the two pipes are read by
+        two threads, so their lines may arrive in either order."""
         seen: list[str] = []
         deadline = time.monotonic() + HANG_LIMIT
         while True:
+            pending = self.pending[stream]
+            while pending:
+                line = pending.pop(0)
+                seen.append(line)
+                if text in line:
+                    return seen
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"no {text!r} on {stream} within {HANG_LIMIT} s; saw {seen}")
@@ -54,10 +63,7 @@ class Watcher:
                 name, line = self.lines.get(timeout=left)
             except queue.Empty:
                 continue
-            if name == stream:
-                seen.append(line)
-                if text in line:
-                    return seen
+            self.pending[name].append(line)
 
     def stop(self) -> None:
         self.process.terminate()
