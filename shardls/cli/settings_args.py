@@ -45,30 +45,8 @@ def add_mesh_arguments(parser: ArgumentParser) -> None:
 
 def add_settings_arguments(parser: ArgumentParser) -> None:
     add_mesh_arguments(parser)
-    parser.add_argument(
-        "--select",
-        type=option_type(parse_codes),
-        metavar="CODES",
-        help="report only these rule codes or prefixes, e.g. SH001,SH1 (replaces the config's select)",
-    )
-    parser.add_argument(
-        "--ignore",
-        type=option_type(parse_codes),
-        metavar="CODES",
-        help="never report these rule codes or prefixes (replaces the config's ignore)",
-    )
-    parser.add_argument(
-        "--extend-select",
-        type=option_type(parse_codes),
-        metavar="CODES",
-        help="also report these rule codes or prefixes (adds to the config's selection)",
-    )
-    parser.add_argument(
-        "--extend-ignore",
-        type=option_type(parse_codes),
-        metavar="CODES",
-        help="also ignore these rule codes or prefixes (adds to the config's ignore)",
-    )
+    for flag, what in _CODE_OPTIONS:
+        parser.add_argument(flag, type=option_type(parse_codes), metavar="CODES", help=what)
     parser.add_argument(
         "--per-file-ignores",
         action="append",
@@ -93,6 +71,15 @@ def add_settings_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--isolated", action="store_true", help="ignore every configuration file (defaults and flags only)"
     )
+
+
+_CODE_OPTIONS = (
+    ("--select", "report only these rule codes or prefixes, e.g. SH001,SH1 (replaces the config's select)"),
+    ("--ignore", "never report these rule codes or prefixes (replaces the config's ignore)"),
+    ("--extend-select", "also report these rule codes or prefixes (adds to the config's selection)"),
+    ("--extend-ignore", "also ignore these rule codes or prefixes (adds to the config's ignore)"),
+)
+"""The flags that take a list of rule codes, with their help."""
 
 
 def _cwd_file_ignores(text: str) -> tuple[FileIgnore, ...]:
