@@ -133,6 +133,21 @@ class RawServer:
             {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}},
         )
 
+    def open_notebook(self, notebook: str, cell: str, text: str) -> None:
+        """Open a Jupyter notebook of one code cell (`cell` is that cell's document URI)."""
+        self.notify(
+            "notebookDocument/didOpen",
+            {
+                "notebookDocument": {
+                    "uri": notebook,
+                    "notebookType": "jupyter-notebook",
+                    "version": 1,
+                    "cells": [{"kind": 2, "document": cell}],
+                },
+                "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1, "text": text}],
+            },
+        )
+
     def hover(self, uri: str, line: int, character: int, timeout: float = HANG) -> str | None:
         answer = self.call(
             "textDocument/hover",

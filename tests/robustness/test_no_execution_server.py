@@ -140,18 +140,7 @@ def test_the_server_runs_nothing(tmp_path: Path, listener: Listener) -> None:
         notebook = (tmp_path / "nb.ipynb").as_uri()
         cell = notebook + "#cell1"
         code = _trap(tmp_path, "notebook", listener.port) + "%time x = 1\n!touch MARKER-shell\n"
-        server.notify(
-            "notebookDocument/didOpen",
-            {
-                "notebookDocument": {
-                    "uri": notebook,
-                    "notebookType": "jupyter-notebook",
-                    "version": 1,
-                    "cells": [{"kind": 2, "document": cell}],
-                },
-                "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1, "text": code}],
-            },
-        )
+        server.open_notebook(notebook, cell, code)
         _everything(server, cell, code)
 
         model = (tmp_path / "pkg" / "model.py").as_uri()

@@ -279,18 +279,7 @@ def test_an_edit_of_a_notebook_cell_that_is_not_open_is_ignored(server: RawServe
     uri = _opened(server, tmp_path)
     notebook = (tmp_path / "nb.ipynb").as_uri()
     cell = notebook + "#cell1"
-    server.notify(
-        "notebookDocument/didOpen",
-        {
-            "notebookDocument": {
-                "uri": notebook,
-                "notebookType": "jupyter-notebook",
-                "version": 1,
-                "cells": [{"kind": 2, "document": cell}],
-            },
-            "cellTextDocuments": [{"uri": cell, "languageId": "python", "version": 1, "text": MODEL}],
-        },
-    )
+    server.open_notebook(notebook, cell, MODEL)
     end = len("import jax")
     change = {
         "range": {"start": {"line": 0, "character": end}, "end": {"line": 0, "character": end}},
