@@ -203,7 +203,7 @@ def test_a_method_of_a_module_is_no_mutation() -> None:
         import numpy as np
         from jax.sharding import Mesh
         names = ("data", "model")
-        np.update = None
+        np.update(names)
         mesh = Mesh(np.array(jax.devices()).reshape(2, 4), names)
         """
     )
