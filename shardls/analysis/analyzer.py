@@ -201,12 +201,13 @@ class Analyzer:
         the disk (a `check` run) this is found once for all files, which keeps `check` linear in
         files; otherwise `path`, the file being analysed, is left out."""
         key = (self.workspace.generation, environment)
+        mentioning = self.workspace.files_mentioning(_MESH_TEXT)  # first: noted as read when kept
         if self.workspace.snapshot and key in self._workspace_scans:
             return self._workspace_scans[key]
         by_file: list[tuple[str, tuple[MeshFact, ...]]] = []
         result: tuple[tuple[str, tuple[MeshFact, ...]], ...] | None = None
         left = WORKSPACE_SCAN_STEPS
-        for other in self.workspace.files_mentioning(_MESH_TEXT):
+        for other in mentioning:
             text = self.workspace.text_of(other)
             if text is None or (not self.workspace.snapshot and _same_file(other, path)):
                 continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardls.analysis.scopes import ModuleInfo
@@ -32,6 +33,17 @@ def too_large(text: str) -> str | None:
     return None
 
 
+@dataclass
+class WorkspaceReads:
+    """What one analysis learnt of the workspace, for keying a persistent cache of its result:
+    the text of each file read (None: absent or not readable), each file whose existence decided
+    an import, and whether it listed (and so searched) the workspace's files."""
+
+    texts: dict[str, str | None] = field(default_factory=dict)
+    probes: dict[str, bool] = field(default_factory=dict)
+    listed: bool = False
+
+
 class Workspace:
     """Module lookup for imports: `from .config import X`, `import configs as C`, packages."""
 
@@ -51,6 +63,8 @@ class Workspace:
         self._overlay: dict[str, str] = {}
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
+        self.reads: WorkspaceReads | None = None
+        """When set, every read of the workspace is noted in it (see WorkspaceReads)."""
 
     # -- texts ------------------------------------------------------------------------------
 
@@ -65,6 +79,12 @@ class Workspace:
     def text_of(self, path: str) -> str | None:
         """The editor's text, else the file's (re-read only when its size or mtime changed)."""
         key = _normalize(path)
+        text = self._text_of(key)
+        if self.reads is not None:
+            self.reads.texts[key] = text
+        return text
+
+    def _text_of(self, key: str) -> str | None:
         if key in self._overlay:
             return self._overlay[key]
         try:
@@ -94,6 +114,8 @@ class Workspace:
 
     def files_mentioning(self, pattern: re.Pattern[str]) -> list[str]:
         """The workspace's Python files whose current text `pattern` finds something in."""
+        if self.reads is not None:
+            self.reads.listed = True
         found = self._mentioning.get(pattern.pattern) if self.snapshot else None
         if found is None:
             found = [
@@ -108,6 +130,8 @@ class Workspace:
     def python_files(self) -> list[str]:
         """The workspace's Python files (at most MAX_WORKSPACE_FILES), skipping environments,
         caches and hidden folders."""
+        if self.reads is not None:
+            self.reads.listed = True
         if self._listing is None or not self.snapshot:
             self._listing = self._list_python_files()
         return self._listing
@@ -178,11 +202,16 @@ class Workspace:
         for base in bases:
             target = base.joinpath(*parts) if parts else base
             for candidate in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-                if candidate is not None and (
-                    _normalize(str(candidate)) in self._overlay or candidate.is_file()
-                ):
+                if candidate is not None and self._exists(candidate):
                     found.append(candidate)
         return found
+
+    def _exists(self, candidate: Path) -> bool:
+        key = _normalize(str(candidate))
+        exists = key in self._overlay or candidate.is_file()
+        if self.reads is not None:
+            self.reads.probes[key] = exists
+        return exists
 
 
 def _resolved(path: str) -> Path:
