@@ -806,7 +806,9 @@ class Evaluator:
                     text = f"default of parameter {binding.name} of {function.qualname}()"
                     return replace(value, origin=frame.origin(text, default))
                 return value
-        return Unknown(f"parameter {binding.name!r}", symbol=binding.name)
+        return self.library.parameter(frame.scope, binding.name) or Unknown(
+            f"parameter {binding.name!r}", symbol=binding.name
+        )
 
     def _import(self, binding: Binding, frame: Frame) -> Value:
         alias = binding.node

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,6 +42,8 @@ class SiteKind(enum.Enum):
     SHARD_MAP_IN = "shard_map_in"
     SHARD_MAP_OUT = "shard_map_out"
     PARAM = "param"
+    ARRAY_TYPE = "array_type"
+    """An array computed from arrays of known sharded type (Explicit axes): `y = x @ w`."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,33 @@ Dim = int | SymbolicDim
 
 
 @dataclass(frozen=True)
+class ShardDim:
+    """One dimension of the per-device shape, as far as the facts go: the global size, the mesh
+    axes the spec splits it over, and the product of their sizes when the mesh is known.
+
+    With an unknown mesh (a `mesh` parameter of a helper) the spec still says which dimensions
+    are split over which named axes, so the per-device size is a formula (`batch/|data|`) and
+    each split dimension needs a divisibility that nobody can check here."""
+
+    size: Dim
+    axes: tuple[str, ...]
+    factor: int | None
+    """Product of the axes' sizes; None when the mesh is not known here (1 when unsplit)."""
+
+    @property
+    def per_device(self) -> int | None:
+        """The number of elements one device holds along this dimension, when both are known."""
+        if isinstance(self.size, SymbolicDim) or self.factor is None:
+            return None
+        return -(-self.size // self.factor) if self.factor > 1 else self.size
+
+    @property
+    def undecided(self) -> bool:
+        """Split over some axis, and its divisibility cannot be checked: a size or a factor is unknown."""
+        return bool(self.axes) and (isinstance(self.size, SymbolicDim) or self.factor is None)
+
+
+@dataclass(frozen=True)
 class Site:
     """A place where a layout is decided, with everything the renderings need."""
 
@@ -101,6 +131,12 @@ class Site:
     """One line per number that mattered: `dim 0 = 512: argument of MLP(...) at line 40`."""
     spec_span: Span | None = None
     path: str | None = None
+    jax_type: str | None = None
+    """`jax.typeof` of the array in JAX's notation (`float32[8@X,16@Y]`), for sharding in types."""
+    type_sources: tuple[str, ...] = ()
+    """Where each mesh axis of the type entered it (`X: device_put at line 4`)."""
+    compiler_chosen: tuple[str, ...] = ()
+    """Auto axes of the mesh: where the data lies along them is the compiler's choice."""
 
     @property
     def shard_shape(self) -> tuple[Dim, ...] | None:
@@ -116,10 +152,43 @@ class Site:
         return tuple(out)
 
     @property
+    def shard_dims(self) -> tuple[ShardDim, ...] | None:
+        """The per-device shape dimension by dimension, also when the mesh is not known here.
+
+        None when the array's rank is not known (never guessed from the spec's length: a spec
+        may be shorter than the rank), when there is no spec, or when JAX rejects the layout."""
+        if self.shape is None or self.spec is None:
+            return None
+        if self.layout is not None:
+            if self.layout.shard_shape is None:
+                return None
+            return tuple(
+                ShardDim(size, axes, factor)
+                for size, axes, factor in zip(self.shape, self.layout.dim_axes, self.layout.dim_factors)
+            )
+        # No layout: the mesh is not known here, or some of its sizes are not.
+        sizes = self.mesh.mesh.sizes_by_name if self.mesh is not None else {}
+        entries = self.spec.entry_names[: len(self.shape)]
+        axes = entries + ((),) * (len(self.shape) - len(entries))
+        return tuple(ShardDim(size, names, _known_product(names, sizes)) for size, names in zip(self.shape, axes))
+
+    @property
+    def min_rank(self) -> int | None:
+        """When the rank is not known: the least rank the spec allows (JAX rejects a spec longer
+        than the array's rank)."""
+        return len(self.spec) if self.shape is None and self.spec is not None else None
+
+    @property
     def bytes_per_device(self) -> int | None:
         if self.symbolic_dims or self.layout is None:
             return None
         return self.layout.bytes_per_device
+
+
+def _known_product(axes: tuple[str, ...], sizes: Mapping[str, int]) -> int | None:
+    """The number of parts `axes` split a dimension into, when every size is known."""
+    known = [sizes.get(axis, 0) for axis in axes]
+    return math.prod(known) if all(size >= 1 for size in known) else None
 
 
 @dataclass(frozen=True)

@@ -297,6 +297,9 @@ class SiteBuilder:
                 + ", ".join(str(i) for i in spec.unknown_entries)
                 + " unknown; treated as unsharded"
             )
+        if mesh is not None and mesh.fallback and not _names_all(mesh.mesh, spec.spec):
+            # A mesh shardls picked that lacks an axis of the spec is not the one that applies.
+            mesh = None
         dims, provenance, symbolic = _dims(shape, self.path)
         uncertain = [*assumed, *(_shape_assumptions(shape) if shape else ())]
         layout: Layout | None = None
@@ -464,6 +467,10 @@ def _dims(
             reason = value.reason if isinstance(value, Unknown) else "not a known integer"
             provenance.append(f"dim {index} = {name}: unknown ({reason})")
     return tuple(dims), tuple(provenance), tuple(symbolic)
+
+
+def _names_all(mesh: Mesh, spec: PartitionSpec) -> bool:
+    return all(axis in mesh.sizes_by_name for axis in spec.used_axes() if axis is not None)
 
 
 def _symbolic_problem(problem: Problem, symbolic: tuple[int, ...]) -> bool:

@@ -3,7 +3,10 @@
 `shardls check --show-layouts` prints `layout_summary`; `shardls explain` prints
 `describe_site`/`describe_mesh`, and the language server's hover renders the same lines with
 `markdown=True`, so the command line and the editor never disagree about a layout.
-Dimensions whose size is unknown are shown by name (`n`, per device `n/4`), never as a number.
+Dimensions whose size is unknown are shown by name (`n`, per device `n/4`), never as a number;
+when the mesh is not known here the spec still says which dimensions are split over which named
+axes, and the size of an axis is written `|data|` (per device `n/|data|`, over two axes
+`n/(|data|*|model|)`), with the divisibility each split dimension needs.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardls.analysis.facts import Diagnostic, Dim, MeshFact, Site, SymbolicDim
+from shardls.analysis.facts import Diagnostic, Dim, MeshFact, ShardDim, Site, SymbolicDim
 from shardls.analysis.rules import ALL_RULES
+from shardls.core import UsageContext
 from shardls.render.grid import device_grid
 from shardls.render.layout_text import mesh_text, spec_text
 from shardls.render.units import human_bytes, short_bytes
@@ -22,11 +26,70 @@ def dim_text(dim: Dim) -> str:
     return dim.name if isinstance(dim, SymbolicDim) else str(dim)
 
 
+def axis_size_text(axes: tuple[str, ...]) -> str:
+    """`|data|`, the size of a mesh axis not known here; `(|data|*|model|)` for several."""
+    sizes = "*".join(f"|{axis}|" for axis in axes)
+    return sizes if len(axes) == 1 else f"({sizes})"
+
+
+def dim_formula(dim: ShardDim) -> str:
+    """What one device holds along a dimension: `4`, `n/4`, `n/|data|`, `128/(|data|*|fsdp|)`."""
+    if dim.per_device is not None:
+        return str(dim.per_device)
+    size = dim_text(dim.size)
+    if dim.factor == 1:
+        return size
+    if not (size.isidentifier() or size.isdigit()):
+        size = f"({size})"
+    return f"{size}/{dim.factor if dim.factor is not None else axis_size_text(dim.axes)}"
+
+
+def shard_formula(site: Site) -> list[str] | None:
+    """The per-device shape as formulas, one per dimension; None when the rank is not known or JAX
+    rejects the layout."""
+    dims = site.shard_dims
+    return None if dims is None else [dim_formula(dim) for dim in dims]
+
+
+def requirements(site: Site) -> list[str]:
+    """The divisibility each split dimension needs and that cannot be checked here (a size or an
+    axis size not known): `dim 0 (batch) must be divisible by the size of data`."""
+    found = []
+    padded = site.context is UsageContext.WSC
+    for index, dim in enumerate(site.shard_dims or ()):
+        if not dim.undecided:
+            continue
+        if dim.factor is not None:
+            by = str(dim.factor)
+        elif len(dim.axes) == 1:
+            by = f"the size of {dim.axes[0]}"
+        else:
+            by = "the product of the sizes of " + " × ".join(dim.axes)
+        size = f" ({dim_text(dim.size)})" if isinstance(dim.size, SymbolicDim) else f" (size {dim.size})"
+        found.append(
+            f"dim {index}{size} must be divisible by {by}"
+            + (" (else its shards are padded)" if padded else "")
+        )
+    return found
+
+
+def rank_text(site: Site) -> str | None:
+    """`rank ≥ 2` when only the spec's length bounds the rank."""
+    return None if site.min_rank is None or site.min_rank == 0 else f"rank ≥ {site.min_rank}"
+
+
 def global_type(site: Site) -> str | None:
     """`float32[8@data,n@model]`: JAX's sharding-in-types notation; None when the shape is unknown."""
     if site.shape is None:
         return None
-    axes = site.layout.dim_axes if site.layout is not None else ((),) * len(site.shape)
+    dims = site.shard_dims
+    axes = (
+        site.layout.dim_axes
+        if site.layout is not None
+        else tuple(dim.axes for dim in dims)
+        if dims is not None
+        else ((),) * len(site.shape)
+    )
     dims = [
         dim_text(dim) + ("" if not names else f"@{names[0]}" if len(names) == 1 else f"@({','.join(names)})")
         for dim, names in zip(site.shape, axes)
@@ -35,9 +98,10 @@ def global_type(site: Site) -> str | None:
 
 
 def per_device_type(site: Site) -> str | None:
-    """`float32[4,n/4]`; None when the shape is unknown or JAX rejects the layout."""
-    shard = site.shard_shape
-    return None if shard is None else f"{_dtype(site)}[{','.join(map(dim_text, shard))}]"
+    """`float32[4,n/4]`, `float32[n/|data|,16]` with no mesh known here; None when the rank is
+    unknown or JAX rejects the layout."""
+    formula = shard_formula(site)
+    return None if formula is None else f"{_dtype(site)}[{','.join(formula)}]"
 
 
 def layout_summary(site: Site) -> str:
@@ -47,15 +111,23 @@ def layout_summary(site: Site) -> str:
     if whole is None:
         spec = site.spec.display() if site.spec is not None else "no spec"
         where = f" on {site.mesh.mesh.describe()}" if site.mesh is not None else ""
-        return f"{head}: {spec}{where} (shape not known here)"
+        rank = rank_text(site)
+        return f"{head}: {spec}{where} (shape not known here{'; ' + rank if rank else ''})"
     return f"{head}: {whole} → {_outcome(site)}"
+
+
+def _no_layout(site: Site) -> str:
+    return "no mesh known here" if site.mesh is None else f"mesh {site.mesh.mesh.describe()} is not usable"
 
 
 def _outcome(site: Site) -> str:
     layout, per_device = site.layout, per_device_type(site)
     if layout is None:
-        return (
-            "no mesh known here" if site.mesh is None else f"mesh {site.mesh.mesh.describe()} is not usable"
+        needs = requirements(site)
+        if per_device is None:
+            return _no_layout(site)
+        return f"per device {per_device} ({_no_layout(site)}" + (
+            f"; {len(needs)} divisibilit{'y' if len(needs) == 1 else 'ies'} to check)" if needs else ")"
         )
     if per_device is None:
         codes = sorted({p.code for p in layout.problems if p.is_error})
@@ -81,6 +153,7 @@ def describe_site(
     text = _Text(markdown)
     lines = [_first_line(site, text), *_figures(site)]
     lines += text.section("problems", [problem_text(d) for d in problems])
+    lines += text.section("needs (not checked: a size is not known here)", requirements(site))
     lines += text.section("assumptions", site.assumptions)
     if site.mesh is not None:
         lines.append(text.field("mesh", text.code(mesh_text(site.mesh.mesh))))
@@ -148,10 +221,12 @@ def _first_line(site: Site, text: _Text) -> str:
     whole = global_type(site)
     if whole is None:
         spec = spec_text(site.spec) if site.spec is not None else "no spec"
-        return f"{text.code(spec)}  (the array's shape is not known here)"
+        rank = rank_text(site)
+        return f"{text.code(spec)}  (the array's shape is not known here{': ' + rank if rank else ''})"
     per_device = per_device_type(site)
     if per_device is not None:
-        return f"{text.code(whole)}  →  per device {text.code(per_device)}"
+        where = f" ({_no_layout(site)})" if site.layout is None else ""
+        return f"{text.code(whole)}  →  per device {text.code(per_device)}{where}"
     return f"{text.code(whole)}  →  {_outcome(site)}"
 
 

@@ -105,10 +105,14 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
         "kind": "device_put",
         "name": "x",
         "global_shape": [8, 16],
+        "global_formula": ["8", "16"],
         "dtype": "float32",
         "spec": ["data"],
         "mesh": {"data": 2, "model": 4},
         "shard_shape": [4, 16],
+        "shard_formula": ["4", "16"],
+        "min_rank": None,
+        "requires": [],
         "bytes_per_device": 256,
         "assumptions": [],
     }
@@ -120,10 +124,12 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
     )
     symbolic = layouts[("symbolic.py", 7)]
     assert (symbolic["global_shape"], symbolic["shard_shape"], symbolic["bytes_per_device"]) == (
-        ["n", 16],
-        ["n/4", 16],
+        [None, 16],
+        [None, 16],
         None,
     )
+    assert (symbolic["global_formula"], symbolic["shard_formula"]) == (["n", "16"], ["n/4", "16"])
+    assert symbolic["requires"] == [{"dim": 0, "size": None, "formula": "n", "axes": ["model"], "factor": 4}]
 
 
 def test_show_layouts_in_text(capsys: pytest.CaptureFixture[str], project: Path) -> None:

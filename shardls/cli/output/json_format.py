@@ -2,13 +2,25 @@
 
     {"diagnostics": [{"path", "cell", "line", "column", "end_line", "end_column",
                       "code", "severity", "message"}, ...],
-     "layouts": [{"path", "cell", "line", "column", "kind", "name", "global_shape", "dtype",
-                  "spec", "mesh", "shard_shape", "bytes_per_device", "assumptions"}, ...]}
+     "layouts": [{"path", "cell", "line", "column", "kind", "name", "global_shape",
+                  "global_formula", "dtype", "spec", "mesh", "shard_shape", "shard_formula",
+                  "min_rank", "requires", "bytes_per_device", "assumptions"}, ...]}
 
 Positions are 1-based, columns in characters; `cell` is the notebook cell (null for .py
 files). `layouts` is present only with --show-layouts. Every key is always present; a value
-that is not known statically is null, and a dimension of unknown size is its name (`"n"`,
-per device `"n/4"`). `shard_shape` and `bytes_per_device` are null when JAX rejects the layout.
+that is not known statically is null:
+
+- `global_shape` / `shard_shape`: one entry per dimension, an integer or null when its size is
+  not known; `global_formula` / `shard_formula` give the same dimensions as text, the size by
+  name when unknown (`"batch"`, per device `"batch/4"`), and, when the mesh or an axis size is
+  not known here, the axis by name between bars: `"batch/|data|"`, `"128/(|data|*|fsdp|)"`.
+  The rank is the array's, never the spec's length.
+- `shard_shape` and `shard_formula` are null when the rank is not known or JAX rejects the
+  layout; `min_rank` is then the least rank the spec allows (its length), else null.
+- `requires`: the divisibility each split dimension needs and that cannot be checked here,
+  `{"dim": 0, "size": null, "formula": "batch", "axes": ["data"], "factor": null}` (`factor`
+  is the product of the axes' sizes when known). No problem is reported from these.
+- `bytes_per_device` is null when a size is not known or JAX rejects the layout.
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ from typing import TextIO
 from shardls.analysis.facts import Diagnostic, Dim, Site
 from shardls.cli.check_files import FileReport, Location
 from shardls.cli.output.common import OutputOptions, diagnostics
-from shardls.render.site_text import dim_text
+from shardls.render.site_text import dim_text, shard_formula
 
 
 def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) -> None:
@@ -50,17 +62,31 @@ def _diagnostic_json(report: FileReport, diagnostic: Diagnostic) -> dict[str, ob
 
 
 def layout_json(site: Site) -> dict[str, object]:
-    shard = site.shard_shape
+    shard = site.shard_dims
     return {
         "kind": site.kind.value,
         "name": site.name,
-        "global_shape": None if site.shape is None else [_dim(dim) for dim in site.shape],
+        "global_shape": None if site.shape is None else [_size(dim) for dim in site.shape],
+        "global_formula": None if site.shape is None else [dim_text(dim) for dim in site.shape],
         "dtype": None if site.dtype is None else site.dtype.name,
         "spec": None if site.spec is None else site.spec.to_json(),
         "mesh": None
         if site.mesh is None
         else dict(zip(site.mesh.mesh.axis_names, site.mesh.mesh.axis_sizes)),
-        "shard_shape": None if shard is None else [_dim(dim) for dim in shard],
+        "shard_shape": None if shard is None else [dim.per_device for dim in shard],
+        "shard_formula": shard_formula(site),
+        "min_rank": site.min_rank,
+        "requires": [
+            {
+                "dim": index,
+                "size": _size(dim.size),
+                "formula": dim_text(dim.size),
+                "axes": list(dim.axes),
+                "factor": dim.factor,
+            }
+            for index, dim in enumerate(shard or ())
+            if dim.undecided
+        ],
         "bytes_per_device": site.bytes_per_device,
         "assumptions": list(site.assumptions),
     }
@@ -70,5 +96,5 @@ def _where(path: str, location: Location) -> dict[str, object]:
     return {"path": path, "cell": location.cell, "line": location.line, "column": location.column}
 
 
-def _dim(dim: Dim) -> int | str:
-    return dim if isinstance(dim, int) else dim_text(dim)
+def _size(dim: Dim) -> int | None:
+    return dim if isinstance(dim, int) else None
