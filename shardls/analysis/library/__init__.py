@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.shape_use import unpacked_parameter
 from shardls.analysis.scopes import ClassInfo, Scope
-from shardls.analysis.sharded.operations import has_method, typed_attribute, typed_call, typed_method
-from shardls.analysis.values import ArrayV, BoundMethod, Const, Value
+from shardls.analysis.values import BoundMethod, Const, Value
 from shardls.core import DType
 
 
@@ -132,18 +131,19 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.calls.get(qualname)
-        call = CallArgs(evaluator, self, qualname, args, kwargs, node, frame)
-        return typed_call(call, handler(call) if handler is not None else None)
+        if handler is None:
+            return None
+        return handler(CallArgs(evaluator, self, qualname, args, kwargs, node, frame))
 
     def attribute(
         self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
     ) -> Value | None:
-        if (type(base).__name__, attr) in self.methods or (isinstance(base, ArrayV) and has_method(attr)):
+        if (type(base).__name__, attr) in self.methods:
             return BoundMethod(base, attr)
         for handler in self.attributes:
             found = handler(self, evaluator, base, attr, frame)
             if found is not None:
-                return typed_attribute(evaluator, base, attr, node, frame, found)
+                return found
         return None
 
     def method(
@@ -156,9 +156,9 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.methods.get((type(method.base).__name__, method.name))
-        call = CallArgs(evaluator, self, method.name, args, kwargs, node, frame)
-        result = handler(self, method, call) if handler is not None else None
-        return typed_method(call, method.base, result) if isinstance(method.base, ArrayV) else result
+        if handler is None:
+            return None
+        return handler(self, method, CallArgs(evaluator, self, method.name, args, kwargs, node, frame))
 
     def parameter(self, scope: Scope, name: str) -> Value | None:
         """A parameter no call binds, when its function's body says what it is (see `shape_use`)."""
