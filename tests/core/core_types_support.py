@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from types_cases import Program, mesh_of, spec_of, typed_input
+from types_cases import Program, index_items, mesh_of, spec_of, typed_input
 
 from shardls.core import parse_dtype
 from shardls.core.typing import (
@@ -14,18 +14,25 @@ from shardls.core.typing import (
     ShardedType,
     TypeRejected,
     arg_reduce,
+    array_split,
     astype,
     binary,
+    concatenate,
     cumulative,
     dot,
+    dynamic_slice,
     einsum,
     full_like,
+    index,
+    lax_slice,
     matmul,
     reduce,
     relu,
     reshape,
     reshard,
     scalar,
+    split,
+    stack,
     transpose,
     unary,
     where,
@@ -82,6 +89,21 @@ def _apply(op: list[Any], x: ShardedType, inputs: list[ShardedType]) -> ShardedT
         return astype(x, parse_dtype(op[1]))
     if name == "zeros_like":
         return full_like(x)
+    if name == "index":
+        return index(x, index_items(op[1], inputs))
+    if name == "at_get":
+        return index(x, index_items(op[1], inputs), out_sharding=_spec(op[2]))
+    if name == "lax_slice":
+        return lax_slice(x, op[1], op[2], op[3])
+    if name == "dynamic_slice":
+        return dynamic_slice(x, op[1])
+    if name == "concatenate":
+        return concatenate([x, *(inputs[i] for i in op[1])], op[2])
+    if name == "stack":
+        return stack([x, *(inputs[i] for i in op[1])], op[2])
+    if name == "split":
+        pieces = (split if op[1] == "split" else array_split)(x, op[2], op[3])
+        return pieces[op[4] % len(pieces)]
     raise ValueError(name)
 
 
@@ -157,6 +179,21 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
                 x = x.astype(op[1])
             elif name == "zeros_like":
                 x = jnp.zeros_like(x)
+            elif name == "index":
+                x = x[index_items(op[1], args)]
+            elif name == "at_get":
+                x = x.at[index_items(op[1], args)].get(out_sharding=p(op[2]))
+            elif name == "lax_slice":
+                x = jax.lax.slice(x, op[1], op[2], op[3])
+            elif name == "dynamic_slice":
+                x = jax.lax.dynamic_slice(x, [0] * x.ndim, op[1])
+            elif name == "concatenate":
+                x = jnp.concatenate([x, *(args[i] for i in op[1])], axis=op[2])
+            elif name == "stack":
+                x = jnp.stack([x, *(args[i] for i in op[1])], axis=op[2])
+            elif name == "split":
+                pieces = getattr(jnp, op[1])(x, op[2], axis=op[3])
+                x = pieces[op[4] % len(pieces)]
             outs.append(x)
         return outs
 

@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from shardls.core import AxisType, Mesh, PartitionSpec, parse_dtype
-from shardls.core.typing import ShapeError, ShardedType, TypeRejected
+from shardls.core.typing import ShapeError, ShardedType, TypeRejected, index
 from shardls.core.typing.results import check_divisible
 from shardls.core.typing.types import explicit_spec
 
@@ -156,6 +156,8 @@ def _second(
 def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
     shape = list(x.shape)
     rank = len(shape)
+    if not (x.unreduced or x.reduced) and rng.random() < 0.3:
+        return _random_selection_op(rng, program, mesh, x)
     r = rng.random()
     if x.unreduced or x.reduced:
         # Past the rules written for them, JAX's handling of unreduced/reduced values is internal
@@ -239,3 +241,116 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
     if r < 0.97:
         return ["astype", rng.choice(("float32", "bfloat16", "int32"))]
     return ["zeros_like"]
+
+
+def _type_spec(x: ShardedType) -> list[Any]:
+    """The current value's spec as a spec for a new input (its Explicit axes, as the type has them)."""
+    return [None if not axes else axes[0] if len(axes) == 1 else list(axes) for axes in x.spec]
+
+
+def _partner(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType, shape: list[int]) -> int:
+    """A second operand for concatenate/stack: mostly sharded like `x`, so that the join happens."""
+    index = _second(rng, program, mesh, shape, rng.choice((*DTYPES, "float32", "float32")))
+    if rng.random() < 0.6:
+        program["inputs"][index]["spec"] = _type_spec(x)
+    return index
+
+
+def _random_selection_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    """Indexing, slicing, gather, concatenate, stack and split of the current value."""
+    shape = list(x.shape)
+    rank = len(shape)
+    r = rng.random()
+    if r < 0.45:
+        return _random_index(rng, program, mesh, x)
+    if r < 0.55 and rank:
+        start = [rng.randint(0, n) for n in shape]
+        limit = [rng.randint(a, n + (rng.random() < 0.02)) for a, n in zip(start, shape, strict=True)]
+        strides = [rng.choice((1, 1, 2, 3)) for _ in shape] if rng.random() < 0.4 else None
+        return ["lax_slice", start, limit, strides]
+    if r < 0.62 and rank:
+        sizes = [rng.choice((n, n, n // 2, max(n - 1, 0), 1)) for n in shape]
+        return ["dynamic_slice", sizes]
+    if r < 0.8:
+        axis: Any = rng.randrange(-rank, rank) if rank else 0
+        if rng.random() < 0.1:
+            axis = None
+        partners = []
+        for _ in range(rng.choice((1, 1, 2))):
+            other = list(shape)
+            if other and axis is not None:
+                other[axis] = rng.choice((*DIMS, shape[axis]))
+            partners.append(_partner(rng, program, mesh, x, other))
+        return ["concatenate", partners, axis]
+    if r < 0.9:
+        partners = [_partner(rng, program, mesh, x, list(shape)) for _ in range(rng.choice((1, 1, 2)))]
+        return ["stack", partners, rng.randrange(-rank - 1, rank + 1)]
+    axis = rng.randrange(-rank, rank) if rank else 0
+    n = shape[axis] if rank else 1
+    sections: Any = rng.choice((2, 2, 3, 4, n))
+    if rng.random() < 0.3:
+        sections = sorted(rng.randint(0, n) for _ in range(rng.choice((1, 2))))
+    return ["split", rng.choice(("split", "array_split")), sections, axis, rng.randrange(4)]
+
+
+def index_items(items: list[Any], arrays: list[Any]) -> tuple[Any, ...]:
+    """The index tuple of an `index`/`at_get` operation; `arrays` holds the inputs (either side's)."""
+    out: list[Any] = []
+    for item in items:
+        if item == "none":
+            out.append(None)
+        elif item == "ellipsis":
+            out.append(Ellipsis)
+        elif "int" in item:
+            out.append(item["int"])
+        elif "slice" in item:
+            out.append(slice(*item["slice"]))
+        else:
+            out.append(arrays[item["array"]])
+    return tuple(out)
+
+
+def _bound(rng: random.Random, n: int) -> int | None:
+    """A slice bound for a dimension of size `n`: often absent, sometimes negative."""
+    return None if rng.random() < 0.3 else rng.randint(-n, n)
+
+
+def _random_index(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    """`x[...]` (or `x.at[...].get(out_sharding=)`): integers, slices, `None`, `...`, traced scalars
+    and integer arrays, mostly on few dimensions."""
+    shape = list(x.shape)
+    rank = len(shape)
+    consumed = rng.randint(0, rank)
+    items: list[Any] = []
+    arrays = 0
+    for d in range(consumed):
+        n = shape[d]
+        k = rng.random()
+        if k < 0.25:
+            items.append({"int": rng.randint(-n, n - 1) if n and rng.random() > 0.03 else n})
+        elif k < 0.6:
+            items.append(
+                {"slice": [_bound(rng, n), _bound(rng, n), rng.choice((None, None, 1, 2, -1, 3, -2))]}
+            )
+        elif k < 0.72:
+            items.append({"slice": [None, None, None]})
+        elif k < 0.86 and arrays < 2:
+            arrays += 1
+            index_shape = [rng.choice((1, 2, 3, 4)) for _ in range(rng.choice((1, 1, 1, 2)))]
+            items.append({"array": _second(rng, program, mesh, index_shape, "int32")})
+        else:
+            items.append({"array": _second(rng, program, mesh, [], "int32")})
+    if consumed < rank and rng.random() < 0.3:
+        items.insert(rng.randint(0, len(items)), "ellipsis")
+        tail = rng.randint(0, rank - consumed)
+        items.extend({"slice": [None, None, rng.choice((None, 2))]} for _ in range(tail))
+    for _ in range(rng.choice((0, 0, 0, 1, 2))):
+        items.insert(rng.randint(0, len(items)), "none")
+    if rng.random() < 0.2:
+        try:
+            inputs = [typed_input(mesh, entry) for entry in program["inputs"]]
+            result = index(x, index_items(items, inputs), concrete=True, out_sharding=PartitionSpec.of())
+        except (TypeRejected, ShapeError):
+            return ["index", items]
+        return ["at_get", items, _random_spec(rng, mesh, list(result.shape), dividing=rng.random() < 0.9)]
+    return ["index", items]

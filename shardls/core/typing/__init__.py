@@ -6,6 +6,7 @@ core code for a bad spec) where JAX's own rule raises, and `ShapeError` where th
 malformed before sharding matters.
 """
 
+from shardls.core.typing.concatenate import concatenate, lax_concatenate, stack
 from shardls.core.typing.contraction import dot, dot_general, einsum, matmul
 from shardls.core.typing.elementwise import (
     BINARY_OPS,
@@ -19,30 +20,40 @@ from shardls.core.typing.elementwise import (
     where,
 )
 from shardls.core.typing.errors import ShapeError, TypeRejected
+from shardls.core.typing.indexing import Index, dynamic_slice, index, lax_slice
 from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
 from shardls.core.typing.placement import astype, full_like, reshard
 from shardls.core.typing.reductions import CUMULATIVE, REDUCTIONS, arg_reduce, cumulative, reduce
 from shardls.core.typing.reshape import reshape
+from shardls.core.typing.split import array_split, lax_split, split
 from shardls.core.typing.types import ShardedType, placed, type_of_layout
 
 __all__ = [
     "BINARY_OPS",
     "CUMULATIVE",
+    "Index",
     "REDUCTIONS",
     "UNARY_OPS",
     "ShapeError",
     "ShardedType",
     "TypeRejected",
     "arg_reduce",
+    "array_split",
     "astype",
     "binary",
     "broadcast_to",
+    "concatenate",
     "cumulative",
     "dot",
     "dot_general",
+    "dynamic_slice",
     "einsum",
     "expand_dims",
     "full_like",
+    "index",
+    "lax_concatenate",
+    "lax_slice",
+    "lax_split",
     "matmul",
     "moveaxis",
     "placed",
@@ -52,7 +63,9 @@ __all__ = [
     "reshard",
     "scalar",
     "select",
+    "split",
     "squeeze",
+    "stack",
     "swapaxes",
     "transpose",
     "type_of_layout",

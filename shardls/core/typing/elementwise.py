@@ -305,17 +305,20 @@ def where(condition: ShardedType, x: ShardedType, y: ShardedType) -> ShardedType
     x, y = promote_dtypes((x, y))
     operands = [x, y] if condition.rank == 0 else [condition, x, y]
     if not all(t.shape == operands[0].shape for t in operands):
-        shape, spec = _broadcast_shardings(operands)
+        shape, spec = broadcast_shardings(operands)
         operands = [broadcast_to(t, shape, spec) for t in operands]
     if condition.rank:
         condition, x, y = operands
     else:
         x, y = operands
+    if 0 in x.shape:
+        return x  # jnp.where skips the select of an empty result (`is_always_empty`)
     return select(condition, x, y)
 
 
-def _broadcast_shardings(operands: Sequence[ShardedType]) -> tuple[tuple[int, ...], SpecAxes]:
-    """`lax.broadcast_shapes` and `lax.broadcast_shardings`."""
+def broadcast_shardings(operands: Sequence[ShardedType]) -> tuple[tuple[int, ...], SpecAxes]:
+    """`lax.broadcast_shapes` and `lax.broadcast_shardings`: the one shape and sharding that
+    `jnp.where`'s operands (and an index's integer arrays) are broadcast to."""
     rank = max(t.rank for t in operands)
     padded = [
         t.with_spec(((),) * (rank - t.rank) + t.spec, shape=(1,) * (rank - t.rank) + t.shape)

@@ -74,6 +74,8 @@ def reduce(op: str, x: ShardedType, axis: Axis = None, *, keepdims: bool = False
     """`jnp.<op>(x, axis=..., keepdims=...)` for op in REDUCTIONS."""
     axes = _axes(x, axis)
     primitive = _PRIMITIVES[op]
+    if op in ("max", "min") and any(x.shape[d] == 0 for d in axes):
+        raise ShapeError(f"zero-size array to reduction operation {op} which has no identity", VALUE_ERROR)
     if op in ("any", "all"):
         dtype = BOOL
     elif op in ("sum", "prod"):

@@ -122,3 +122,9 @@ def out_sharding(mesh: Mesh, spec: PartitionSpec, shape: tuple[int, ...], dtype:
     return ShardedType(
         shape, dtype, mesh, explicit_spec(mesh, spec, len(shape)), spec.unreduced, spec.reduced, False
     )
+
+
+def check_sharding(mesh: Mesh, spec: PartitionSpec, dtype: DType) -> None:
+    """`canonicalize_sharding` of a spec before any shape is known (`x.at[...].get` checks its
+    `out_sharding=` up front): names, axis types and duplicates, never divisibility."""
+    out_sharding(mesh, spec, (0,) * len(spec.entries), dtype)
