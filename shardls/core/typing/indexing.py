@@ -56,7 +56,7 @@ class _Entry:
 
 def index(
     x: ShardedType,
-    indices: Index | Sequence[Index],
+    indices: Index | tuple[Index, ...] | list[Index],
     *,
     concrete: bool = False,
     out_sharding: PartitionSpec | None = None,
@@ -78,7 +78,7 @@ def index(
     return _gather(x, entries, out_sharding)
 
 
-def _parse(x: ShardedType, indices: Index | Sequence[Index]) -> list[_Entry]:
+def _parse(x: ShardedType, indices: Index | tuple[Index, ...] | list[Index]) -> list[_Entry]:
     """`NDIndexer.from_raw_indices` then `expand_ellipses`: one entry per consumed dimension or
     `None`, with the implicit trailing full slices."""
     raw: list[Index] = []
