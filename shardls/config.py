@@ -22,6 +22,7 @@ Keys (all optional):
     optimizer = "adamw"                 # its state counts toward hbm-per-device (SH213)
     x64 = false                         # jax_enable_x64: keeps float64/int64 wide
     bare-noqa = false                   # a bare `# noqa` also silences shardls on its line
+    cache-dir = ".shardls_cache"        # where `check` keeps its cache (relative to this file)
 
 A bad value is a `ConfigError` whose one-line message names the file and the key.
 
@@ -134,6 +135,8 @@ class Config:
     path: Path | None
     layer: SettingsLayer
     exclude: tuple[str, ...] = ()
+    cache_dir: Path | None = None
+    """`cache-dir`, made absolute from the file's folder: where `check` keeps its cache."""
 
     @property
     def root(self) -> Path | None:
@@ -218,7 +221,13 @@ def load_config(path: Path) -> Config:
         optimizer=read("optimizer", optimizer_setting),
         bare_noqa=read("bare-noqa", flag_setting),
     )
-    return Config(path, layer, read("exclude", globs_setting) or ())
+    cache_dir = read("cache-dir", folder_setting)
+    return Config(
+        path,
+        layer,
+        read("exclude", globs_setting) or (),
+        None if cache_dir is None else Path(os.path.abspath(path.parent / cache_dir)),
+    )
 
 
 def merge_settings(*layers: SettingsLayer, file: Path | None = None) -> Settings:
@@ -438,6 +447,12 @@ def globs_setting(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def folder_setting(value: object) -> str:
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise ValueError(f"expected a folder such as '.shardls_cache', got {value!r}")
+    return value
+
+
 def dtype_setting(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a dtype name such as 'bfloat16', got {value!r}")
@@ -481,6 +496,7 @@ KEYS = (
     "optimizer",
     "x64",
     "bare-noqa",
+    "cache-dir",
 )
 
 

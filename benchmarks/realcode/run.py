@@ -17,6 +17,11 @@ processes, taken from `os.wait4`, so a busy machine slows the wall clock but not
    repository configuration, no cache, so that ruff does its full work on every run. Its time is
    the yardstick the speed issue's targets are ratios to.
 
+shardls runs with `--no-cache` (nothing is written into the repositories). With `--warm` it runs
+twice instead, with a fresh cache in a temporary folder: the first run is the cold figure and
+fills the cache, the second is the warm figure, and its JSON must be the first's byte for byte
+(the table says whether it was).
+
 Nothing of a repository is ever run or imported: both tools read its files as text.
 
 Layout classes, from each entry of the JSON's `layouts` (see shardls/cli/output/json_format.py):
@@ -109,6 +114,10 @@ class RepositoryResult:
     shardls_failure: str | None = None
     ruff_cpu: float | None = None
     ruff_timed_out: bool = False
+    warm_cpu: float | None = None
+    """With --warm: the second run's CPU time, its cache filled by the first."""
+    warm_identical: bool | None = None
+    """With --warm: whether the second run printed exactly what the first did."""
     sites: int = 0
     layout_classes: dict[str, int] = field(default_factory=dict)
     array_layout_classes: dict[str, int] = field(default_factory=dict)
@@ -121,6 +130,12 @@ class RepositoryResult:
         if self.shardls_cpu is None or not self.ruff_cpu or self.shardls_timed_out or self.ruff_timed_out:
             return None
         return self.shardls_cpu / self.ruff_cpu
+
+    @property
+    def warm_ratio(self) -> float | None:
+        if self.warm_cpu is None or not self.ruff_cpu or self.ruff_timed_out:
+            return None
+        return self.warm_cpu / self.ruff_cpu
 
 
 def run_timed(command: Sequence[str], cwd: Path, timeout: float) -> Timed:
@@ -192,12 +207,17 @@ def ruff_command() -> list[str]:
     return [str(installed) if installed.exists() else "ruff", *RUFF_ARGS]
 
 
-def benchmark(path: Path, timeout: float, save: Path | None) -> RepositoryResult:
+def benchmark(path: Path, timeout: float, save: Path | None, warm: bool = False) -> RepositoryResult:
     files = discover([path])
     result = RepositoryResult(name=path.name, path=str(path), files=len(files))
-    check = run_timed(
-        [*shardls_command(), "check", "--output-format", "json", "--show-layouts", "."], path, timeout
-    )
+    command = [*shardls_command(), "check", "--output-format", "json", "--show-layouts", "."]
+    with tempfile.TemporaryDirectory(prefix="shardls-cache-") as cache:
+        caching = ["--cache-dir", cache] if warm else ["--no-cache"]
+        check = run_timed([*command, *caching], path, timeout)
+        if warm and not check.timed_out:
+            again = run_timed([*command, *caching], path, timeout)
+            result.warm_cpu = None if again.timed_out else again.cpu
+            result.warm_identical = again.stdout == check.stdout
     result.shardls_cpu, result.shardls_wall = check.cpu, check.wall
     result.shardls_returncode, result.shardls_timed_out = check.returncode, check.timed_out
     if check.timed_out:
@@ -244,6 +264,8 @@ def print_table(results: Sequence[RepositoryResult]) -> None:
         _print_row(r)
     if len(results) > 1:
         _print_total(results)
+    if any(r.warm_cpu is not None for r in results):
+        _print_warm(results)
     print()
     for r in results:
         if r.shardls_failure:
@@ -281,6 +303,23 @@ def _print_total(results: Sequence[RepositoryResult]) -> None:
             summed.update(getattr(r, field_name))
         setattr(total, field_name, dict(summed))
     _print_row(total)
+
+
+def _print_warm(results: Sequence[RepositoryResult]) -> None:
+    """Cold against warm cache, each as a ratio to ruff's CPU time of the same run."""
+    print()
+    print(
+        "| repository | files | cold CPU s | warm CPU s | ruff CPU s | cold ratio | warm ratio | warm output identical |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        cold = "-" if r.ratio is None else f"{r.ratio:.1f}×"
+        warm = "-" if r.warm_ratio is None else f"{r.warm_ratio:.2f}×"
+        same = {True: "yes", False: "**NO**", None: "-"}[r.warm_identical]
+        print(
+            f"| {r.name} | {r.files} | {_seconds(r.shardls_cpu)} | {_seconds(r.warm_cpu)} "
+            f"| {_seconds(r.ruff_cpu)} | {cold} | {warm} | {same} |"
+        )
 
 
 def _source_line(root: Path, entry: dict[str, Any]) -> str:
@@ -431,6 +470,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--commit", metavar="REF", help="measure this commit's shardls (default: the working tree)"
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="run shardls twice with a fresh cache: cold, then warm (default: once, --no-cache)",
+    )
     args = parser.parse_args(argv)
     if args.commit:
         print(f"shardls at commit {use_commit(args.commit)}\n")
@@ -460,9 +504,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = []
         for path in paths:
             print(f"... {path.name}", file=sys.stderr, flush=True)
-            results.append(benchmark(path, args.timeout, save))
+            results.append(benchmark(path, args.timeout, save, args.warm))
         print_table(results)
-        rows = json.dumps([{**asdict(r), "ratio": r.ratio} for r in results], indent=2) + "\n"
+        rows = (
+            json.dumps(
+                [{**asdict(r), "ratio": r.ratio, "warm_ratio": r.warm_ratio} for r in results], indent=2
+            )
+            + "\n"
+        )
         if args.json is not None:
             args.json.write_text(rows)
         if save is not None:

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from shardls.cli.check_cache import cache_dir_of
 from shardls.cli.check_files import CheckJob, FileReport, check_files, forget_analyses
 from shardls.cli.check_fix import add_fix_arguments, check_fix_usage, run_fixes
 from shardls.cli.check_options import add_run_arguments
@@ -27,7 +28,7 @@ from shardls.cli.settings_args import add_settings_arguments, config_and_layer
 from shardls.cli.show_settings import write_settings
 from shardls.cli.terminal import use_color
 from shardls.cli.watch import watch
-from shardls.config import merge_settings, workspace_root
+from shardls.config import Config, merge_settings, workspace_root
 from shardls.core import Severity
 from shardls.files import discover, display_path
 from shardls.globs import PatternSet
@@ -186,11 +187,19 @@ def _jobs(args: argparse.Namespace) -> list[CheckJob]:
         if config.root is not None:
             exclude.append(PatternSet.parse(config.root, config.exclude))
         roots = workspace_root(path, config)
+        cache_dir = _cache_dir(args, config)
         for file in discover([path], exclude):
             if file not in jobs:
                 settings = merge_settings(config.layer, layer, file=file)
-                jobs[file] = CheckJob(file, display_path(file), settings, (roots,))
+                jobs[file] = CheckJob(file, display_path(file), settings, (roots,), cache_dir=cache_dir)
     return sorted(jobs.values(), key=lambda job: job.display)
+
+
+def _cache_dir(args: argparse.Namespace, config: Config) -> Path | None:
+    """Where the results of files under `config` are cached (None with --no-cache)."""
+    if args.no_cache:
+        return None
+    return cache_dir_of(args.cache_dir, config.cache_dir, config.root or Path.cwd())
 
 
 def _watched(args: argparse.Namespace) -> list[Path]:

@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import Diagnostic, Related, Site, Span
 from shardls.analysis.settings import Settings
-from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace import Workspace, WorkspaceReads
+from shardls.cli import check_cache
+from shardls.cli.check_cache import CachedResult
 from shardls.core import Severity
 from shardls.files import (
     MAX_READ_BYTES,
@@ -29,6 +31,9 @@ from shardls.files import (
     source_lines,
 )
 from shardls.notebook import Notebook, NotebookError, read_notebook
+
+if TYPE_CHECKING:
+    from shardls.analysis.analyzer import Analyzer
 
 PARALLEL_MIN_FILES = 16
 """Below this, starting worker processes costs more than it saves."""
@@ -49,6 +54,13 @@ class CheckJob:
     """Workspace roots for resolving the file's imports."""
     data: bytes | None = None
     """The file's content when it does not come from `path` (standard input)."""
+    cache_dir: Path | None = None
+    """Where its result may be cached (None: nowhere, as with --no-cache). Never used with
+    `data`: only a file's own content keys its entry."""
+
+    @property
+    def cached(self) -> bool:
+        return self.cache_dir is not None and self.data is None
 
 
 @dataclass(frozen=True)
@@ -100,14 +112,53 @@ class FileReport:
 
 def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
     """One report per job, in the jobs' order. The disk is read afresh by each call (`--watch`
-    calls it again), and is taken not to change during it (`Workspace.snapshot`)."""
+    calls it again), and is taken not to change during it (`Workspace.snapshot`).
+
+    A job whose result is in the persistent cache (`check_cache`) is not analysed; the others
+    are, and store their results. With the cache in use, no analysis is kept in memory between
+    calls, so that each one notes everything it reads."""
+    check_cache.new_run()
+    if any(job.cached for job in jobs):
+        forget_analyses()
     for analyzer in _ANALYZERS.values():
         analyzer.workspace.refresh()
+    reports: list[FileReport | None] = [_from_cache(job) if job.cached else None for job in jobs]
+    missing = [job for job, report in zip(jobs, reports, strict=True) if report is None]
+    analysed = iter(_analyse(missing))
+    done = [report if report is not None else next(analysed) for report in reports]
+    check_cache.prune(job.cache_dir for job in missing if job.cache_dir is not None and job.data is None)
+    return done
+
+
+def _analyse(jobs: Sequence[CheckJob]) -> list[FileReport]:
     if len(jobs) < PARALLEL_MIN_FILES or (os.cpu_count() or 1) == 1:
         return [check_file(job) for job in jobs]
     workers = min(os.cpu_count() or 1, len(jobs))
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(check_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+def _from_cache(job: CheckJob) -> FileReport | None:
+    """The job's report from the persistent cache, or None (not there, or out of date)."""
+    assert job.cache_dir is not None
+    try:
+        text, notebook = read_source(job.path, None, job.roots)
+    except UnreadableSource:
+        return None  # analysed as usual, which reports why
+    lines = source_lines(text)
+    key = check_cache.entry_key(job.path, job.roots, job.settings, text)
+    found = check_cache.lookup(job.cache_dir, key, job.roots, job.path, len(lines))
+    if found is None:
+        return None
+    return FileReport(
+        job.display,
+        str(job.path),
+        lines,
+        notebook,
+        found.diagnostics,
+        found.sites,
+        suppressed=found.suppressed,
+    )
 
 
 class UnreadableSource(Exception):
@@ -128,12 +179,20 @@ def check_file(job: CheckJob) -> FileReport:
     except UnreadableSource as error:
         return _unreadable(job, str(error), error.severity)
     lines = source_lines(text)
+    workspace = _analyzer(job.roots).workspace
+    reads = workspace.reads = WorkspaceReads() if job.cached else None
     try:
         analysis = _analyzer(job.roots).analyze(str(job.path), text, job.settings)
     except Exception as error:  # a bug in shardls must not cost the user the results of other files
         return FileReport(
             job.display, str(job.path), lines, notebook, (), (), f"{type(error).__name__}: {error}"
         )
+    finally:
+        workspace.reads = None
+    if reads is not None and job.cache_dir is not None:
+        key = check_cache.entry_key(job.path, job.roots, job.settings, text)
+        result = CachedResult(analysis.diagnostics, analysis.sites, analysis.suppressed)
+        check_cache.save(job.cache_dir, key, job.roots, result, reads)
     return FileReport(
         job.display,
         str(job.path),
@@ -196,6 +255,9 @@ def forget_analyses() -> None:
 
 
 def _analyzer(roots: tuple[Path, ...]) -> Analyzer:
+    """Imported here: a check whose every file comes from the cache never loads the analyzer."""
+    from shardls.analysis.analyzer import Analyzer
+
     analyzer = _ANALYZERS.get(roots)
     if analyzer is None:
         analyzer = _ANALYZERS[roots] = Analyzer(Workspace(list(roots), snapshot=True))

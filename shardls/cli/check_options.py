@@ -35,8 +35,14 @@ def add_run_arguments(parser: ArgumentParser) -> None:
     parser.add_argument(
         "--no-cache",
         action="store_true",
-        help="reuse no analysis between checks (shardls writes no cache to disk; with --watch every "
-        "check starts afresh)",
+        help="neither read nor write the cache of results (with --watch every check starts afresh)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        metavar="DIR",
+        help="keep the cache of results here (default: SHARDLS_CACHE_DIR, else the configuration's "
+        "cache-dir, else .shardls_cache in the project's folder)",
     )
     parser.add_argument(
         "--stdin-filename",

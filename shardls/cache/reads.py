@@ -1,0 +1,95 @@
+"""What a cached result depends on: the content hashes of the workspace files its analysis read.
+
+An analysis notes its reads in `Workspace.reads` (`WorkspaceReads`); `dependencies` turns them
+into a list of facts that can be checked again later without analysing anything:
+
+    ["text", path, hash]      the file's text had this hash (null: it was absent or unreadable)
+    ["file", path, exists]    an import looked for this file, and it existed or not
+    ["listing", hash]         the workspace was listed and searched (its only mesh, the scripts
+                              that build a model): a hash of every listed path and its text
+
+`WorkspaceState.holds` checks such a list against the disk now, reading each file at most once
+per check run. Both sides use the same `Workspace` reads, so a file is seen the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from shardls.analysis.workspace import Workspace, WorkspaceReads
+from shardls.cache.codec import Json
+
+
+def text_hash(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+class WorkspaceState:
+    """The workspace as it is on disk during one check run (memoized per file)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._texts: dict[str, str | None] = {}
+        self._files: dict[str, bool] = {}
+        self._listing: str | None = None
+
+    def text(self, path: str) -> str | None:
+        if path not in self._texts:
+            self._texts[path] = text_hash(self.workspace.text_of(path))
+        return self._texts[path]
+
+    def is_file(self, path: str) -> bool:
+        if path not in self._files:
+            self._files[path] = os.path.isfile(path)
+        return self._files[path]
+
+    def listing(self) -> str:
+        if self._listing is None:
+            digest = hashlib.blake2b(digest_size=20)
+            for path in self.workspace.python_files():
+                digest.update(
+                    f"{path}\0{self.text(os.path.normpath(path))}\0".encode("utf-8", "surrogatepass")
+                )
+            self._listing = digest.hexdigest()
+        return self._listing
+
+    def holds(self, dependencies: Json) -> bool:
+        """Whether every fact of `dependencies` is still true (False for anything malformed)."""
+        if not isinstance(dependencies, list):
+            return False
+        for fact in dependencies:
+            if not isinstance(fact, list) or not fact:
+                return False
+            kind = fact[0]
+            if kind == "text" and len(fact) == 3 and isinstance(fact[1], str):
+                if self.text(fact[1]) != fact[2]:
+                    return False
+            elif kind == "file" and len(fact) == 3 and isinstance(fact[1], str):
+                if self.is_file(fact[1]) is not fact[2]:
+                    return False
+            elif kind == "listing" and len(fact) == 2:
+                if self.listing() != fact[1]:
+                    return False
+            else:
+                return False
+        return True
+
+
+def dependencies(reads: WorkspaceReads, state: WorkspaceState) -> list[Json]:
+    """The facts `reads` rests on, as `WorkspaceState.holds` checks them (sorted, so that equal
+    reads give equal entries)."""
+    facts: list[Json] = [["text", path, text_hash(text)] for path, text in sorted(reads.texts.items())]
+    facts += [["file", path, exists] for path, exists in sorted(reads.probes.items())]
+    if reads.listed:
+        facts.append(["listing", state.listing()])
+    return facts
+
+
+def workspace_for(roots: Sequence[Path]) -> Workspace:
+    """A workspace of `roots` that takes the disk as not changing during the run."""
+    return Workspace(list(roots), snapshot=True)
