@@ -65,6 +65,7 @@ def entry_key(path: Path, roots: Sequence[Path], settings: Settings, text: str) 
             CACHE_FORMAT,
             _build(),
             str(path),
+            os.path.abspath(path),  # a relative path names another file from another folder
             [str(root) for root in roots],
             encode(Settings, settings),
         ],

@@ -126,7 +126,7 @@ def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
     missing = [job for job, report in zip(jobs, reports, strict=True) if report is None]
     analysed = iter(_analyse(missing))
     done = [report if report is not None else next(analysed) for report in reports]
-    check_cache.prune(job.cache_dir for job in missing if job.cache_dir is not None and job.data is None)
+    check_cache.prune(job.cache_dir for job in missing if job.cache_dir is not None and job.cached)
     return done
 
 
