@@ -102,7 +102,7 @@ def test_fix_leaves_no_temporary_file_and_keeps_the_mode(
 ) -> None:
     write(tmp_path, {"scalar.py": SCALAR})
     os.chmod(tmp_path / "scalar.py", 0o640)
-    run(capsys, "check", "--fix", "scalar.py")
+    run(capsys, "check", "--fix", "--no-cache", "scalar.py")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scalar.py"]
     assert (tmp_path / "scalar.py").stat().st_mode & 0o777 == 0o640
 
