@@ -122,6 +122,8 @@ class LibraryCalls(Protocol):
         frame: Frame,
     ) -> Value | None: ...
 
+    def parameter(self, scope: Scope, name: str) -> Value | None: ...
+
     def subscript(
         self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame
     ) -> Value | None: ...
@@ -867,7 +869,7 @@ class Evaluator:
         special = self.library.attribute(self, base, attr, node, frame)
         if special is not None:
             return special
-        return Unknown(f"attribute {attr!r} of an unknown value", symbol=_symbol(base, f".{attr}") or attr)
+        return Unknown(f"attribute {attr!r} of an unknown value", symbol=attr)
 
     def class_attribute(self, cls: ClassInfo, attr: str, frame: Frame, bound: Value | None) -> Value:
         for klass in self.mro(cls, frame):

@@ -170,7 +170,9 @@ class Site:
         sizes = self.mesh.mesh.sizes_by_name if self.mesh is not None else {}
         entries = self.spec.entry_names[: len(self.shape)]
         axes = entries + ((),) * (len(self.shape) - len(entries))
-        return tuple(ShardDim(size, names, _known_product(names, sizes)) for size, names in zip(self.shape, axes))
+        return tuple(
+            ShardDim(size, names, _known_product(names, sizes)) for size, names in zip(self.shape, axes)
+        )
 
     @property
     def min_rank(self) -> int | None:

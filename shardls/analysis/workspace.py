@@ -196,7 +196,8 @@ class Workspace:
                 base = base.parent
             bases.append(base)
         else:
-            bases.extend(self.roots)
+            # A `src/` layout's packages import as top-level names, as pyright resolves them.
+            bases.extend(base for root in self.roots for base in (root, root / "src"))
             bases.append(_resolved(importer.path).parent)
         found = []
         for base in bases:

@@ -82,12 +82,12 @@ def global_type(site: Site) -> str | None:
     """`float32[8@data,n@model]`: JAX's sharding-in-types notation; None when the shape is unknown."""
     if site.shape is None:
         return None
-    dims = site.shard_dims
+    split = site.shard_dims
     axes = (
         site.layout.dim_axes
         if site.layout is not None
-        else tuple(dim.axes for dim in dims)
-        if dims is not None
+        else tuple(dim.axes for dim in split)
+        if split is not None
         else ((),) * len(site.shape)
     )
     dims = [

@@ -130,8 +130,11 @@ def test_a_mesh_shardls_picks_shows_a_layout_but_decides_no_problem() -> None:
     analysis = analyze(FALLBACK_FILE)
     assert not analysis.diagnostics
     site = next(s for s in analysis.sites if s.spec is not None and "x" in s.spec.display())
-    assert site.mesh is not None and site.mesh.fallback
-    assert site.mesh.selection == "the only mesh in this file"
+    # The file's only mesh has no axis x, so it is not the mesh that applies: no layout on it.
+    assert site.mesh is None
+    shown = analyze(FALLBACK_FILE.replace('"x"', '"model"')).sites[0]
+    assert shown.mesh is not None and shown.mesh.fallback
+    assert shown.mesh.selection == "the only mesh in this file"
 
 
 def test_a_mesh_pragma_is_stated_and_decides_problems() -> None:
@@ -147,7 +150,7 @@ def test_the_only_mesh_of_the_workspace_decides_no_problem(tmp_path) -> None:  #
     model = tmp_path / "model.py"
     model.write_text(
         "import jax\nfrom jax.sharding import PartitionSpec as P\n\n"
-        "def attn(q):\n    return jax.lax.with_sharding_constraint(q, P(None, 'x', None, None))\n"
+        "def attn(q):\n    return jax.lax.with_sharding_constraint(q, P(None, 'fsdp', None, None))\n"
     )
     analysis = Analyzer(Workspace([tmp_path])).analyze(str(model), model.read_text())
     assert not analysis.diagnostics

@@ -126,14 +126,25 @@ def _arange(call: CallArgs) -> Value | None:
     "jax.random.laplace",
 )
 def _random(call: CallArgs) -> Value | None:
-    name = call.qualname.rsplit(".", 1)[-1]
-    position = {"truncated_normal": 3, "bernoulli": 2}.get(name, 1)
+    return random_array(call, call.qualname.rsplit(".", 1)[-1], keyed=True)
+
+
+def random_array(call: CallArgs, name: str, keyed: bool) -> Value:
+    """The array `jax.random.<name>(key, ...)` makes; `keyed=False` for the same sampler without
+    its key argument (`nnx.Rngs(0).normal((8, 1024))`)."""
+    shift = 0 if keyed else 1
+    position = {"truncated_normal": 3, "bernoulli": 2}.get(name, 1) - shift
     shape = call.get(position, "shape")
     if shape is None:
         shape = Seq(())
     dtype_position = {"normal": 2, "uniform": 2, "randint": 4, "truncated_normal": 4}.get(name)
     default = _INT32 if name == "randint" else parse_dtype("bool") if name == "bernoulli" else None
-    return _array(call, shape, call.get(dtype_position, "dtype"), default)
+    return _array(
+        call,
+        shape,
+        call.get(None if dtype_position is None else dtype_position - shift, "dtype"),
+        default,
+    )
 
 
 @calls("jax.ShapeDtypeStruct")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Span
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.arrays import random_array
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, spec_of
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.logical import linen_translate, read_rules
@@ -24,6 +25,7 @@ from shardls.analysis.values import (
     Const,
     DictV,
     InitializerV,
+    Origin,
     Ref,
     Seq,
     SpecV,
@@ -60,6 +62,10 @@ _INITIALIZER_FACTORIES = (
 )
 _INITIALIZER_FUNCTIONS = ("ones", "zeros")
 """Initializers used directly as `init(key, shape, dtype)`, not made by a factory."""
+_INITIALIZER_SUFFIXES = ("init", "initializer", "init_fn")
+"""How the attribute or parameter holding an initializer is named (`kernel_init`, `bias_init`)."""
+_SAMPLERS = ("normal", "uniform", "truncated_normal", "bernoulli", "randint", "gumbel", "laplace")
+"""`nnx.Rngs` shorthands for `jax.random` samplers (the key is the stream's next one)."""
 _INITIALIZER = "flax.nnx.initializers.Initializer"
 """What a factory returns: calling it makes an array of the requested shape."""
 
@@ -196,6 +202,32 @@ def _initialize(call: CallArgs) -> Value | None:
     )
 
 
+@methods(Unknown, "__call__")
+def _unknown_initializer(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`self.kernel_init(key, (experts, d_model, d_ff), dtype, ...)`: an initializer passed in
+    from elsewhere, called by Flax's initializer protocol `init(key, shape, dtype)`. The array
+    has the shape the code asks for; that the callee keeps the protocol is an assumption (its
+    name says it is an initializer, its second argument is a shape), carried by each size."""
+    callee = method.base
+    assert isinstance(callee, Unknown)
+    name = callee.symbol or ""
+    shape = call.args[1] if len(call.args) >= 2 else None
+    if not name.lower().endswith(_INITIALIZER_SUFFIXES) or not isinstance(shape, Seq):
+        return None
+    assumption = f"`{name}(key, shape, dtype)` makes an array of `shape` (Flax's initializer protocol)"
+    return ArrayV(
+        tuple(_assuming(size, assumption) for size in shape.items),
+        dtype_of(call.get(2, "dtype"), call.library.environment.x64) or FLOAT32,
+    )
+
+
+def _assuming(size: Value, assumption: str) -> Value:
+    if not isinstance(size, Const):
+        return size
+    origin = size.origin or Origin("size")
+    return replace(size, origin=replace(origin, assumption=origin.assumption or assumption))
+
+
 @calls("functools.partial")
 def _partial_initializer(call: CallArgs) -> Value | None:
     """Only `partial(initializer, out_sharding=...)`; other partials stay unknown here."""
@@ -223,6 +255,12 @@ def _split_rngs_method(library: Library, method: BoundMethod, call: CallArgs) ->
 @methods(RngsV, "params", "dropout", "default")
 def _key(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     return ArrayV(())
+
+
+@methods(RngsV, *_SAMPLERS)
+def _sample(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`rngs.normal((8, 1024))`: the `jax.random` sampler of the same name, with the next key."""
+    return random_array(call, method.name, keyed=False)
 
 
 @calls("jax.random.key", "jax.random.PRNGKey")

@@ -70,6 +70,7 @@ def tables() -> tuple[
 ]:
     from shardls.analysis.library import (  # noqa: F401  (registration)
         argparse_,
+        array_functions,
         arrays,
         builtins_,
         meshes,

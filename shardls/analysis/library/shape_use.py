@@ -21,14 +21,11 @@ def unpacked_parameter(scope: Scope, name: str) -> ArrayV | None:
     when the parameter is bound again in the body, or when two unpackings disagree."""
     if any(binding.kind != "param" for binding in scope.bindings.get(name, ())):
         return None
-    targets = {
-        _unpacked(binding, name) for bindings in scope.bindings.values() for binding in bindings
-    } - {None}
+    found = {_unpacked(binding, name) for bindings in scope.bindings.values() for binding in bindings}
+    targets = [target for target in found if target is not None]
     if len(targets) != 1:
         return None
-    (found,) = targets
-    assert found is not None
-    line, names = found
+    line, names = targets[0]
     return ArrayV(
         tuple(
             Unknown(
@@ -57,7 +54,6 @@ def _unpacked(binding: Binding, name: str) -> tuple[int, tuple[str | None, ...]]
     if any(isinstance(element, ast.Starred) for element in target.elts):
         return None
     names = tuple(
-        element.id if isinstance(element, ast.Name) and element.id != "_" else None
-        for element in target.elts
+        element.id if isinstance(element, ast.Name) and element.id != "_" else None for element in target.elts
     )
     return binding.line, names

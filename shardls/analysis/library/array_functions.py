@@ -1,0 +1,310 @@
+"""numpy/JAX functions whose result shape follows from their operands' shapes: elementwise
+functions, reductions over `axis=`, and stacking.
+
+Real code rarely places a freshly created array; it places one it has just computed:
+`jax.device_put(v / jnp.linalg.norm(v, axis=-1)[..., None], sharding)`, `jnp.stack([x] * n)`.
+Each of these keeps the rank (and every size it can) known, so the site still gets a layout.
+Anything the shape rules here do not cover exactly (an axis out of range, operands of different
+shapes to stack) gives an array of unknown rank, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.registry import calls, methods
+from shardls.analysis.shapes import broadcast
+from shardls.analysis.values import ArrayV, BoundMethod, Const, Seq, Unknown, Value, as_int
+from shardls.core import DType, parse_dtype
+
+_MODULES = ("jax.numpy", "numpy")
+
+_ELEMENTWISE = (
+    *(
+        f"{module}.{name}"
+        for module in _MODULES
+        for name in (
+            "abs",
+            "absolute",
+            "ceil",
+            "clip",
+            "conj",
+            "cos",
+            "cosh",
+            "exp",
+            "exp2",
+            "expm1",
+            "floor",
+            "log",
+            "log1p",
+            "log2",
+            "negative",
+            "reciprocal",
+            "round",
+            "sign",
+            "sin",
+            "sinh",
+            "sqrt",
+            "square",
+            "tan",
+            "tanh",
+            "cumsum",
+            "cumprod",
+        )
+    ),
+    *(
+        f"jax.nn.{name}"
+        for name in (
+            "celu",
+            "elu",
+            "gelu",
+            "glu",
+            "hard_tanh",
+            "leaky_relu",
+            "log_sigmoid",
+            "log_softmax",
+            "relu",
+            "relu6",
+            "selu",
+            "sigmoid",
+            "silu",
+            "soft_sign",
+            "softmax",
+            "softplus",
+            "swish",
+        )
+    ),
+    "jax.lax.rsqrt",
+    "jax.lax.stop_gradient",
+    "jax.lax.optimization_barrier",
+)
+"""Same shape as the first operand (and laid out like it). `cumsum`/`cumprod` flatten when no
+axis is given, and `glu` halves an axis: both are handled apart below."""
+
+_REDUCTIONS = {
+    **{
+        f"{module}.{name}": name
+        for module in _MODULES
+        for name in (
+            "sum",
+            "mean",
+            "max",
+            "min",
+            "amax",
+            "amin",
+            "prod",
+            "std",
+            "var",
+            "any",
+            "all",
+            "argmax",
+            "argmin",
+            "nansum",
+            "nanmean",
+            "nanmax",
+            "nanmin",
+            "median",
+        )
+    },
+    **{f"{module}.linalg.norm": "norm" for module in _MODULES},
+    "jax.nn.logsumexp": "logsumexp",
+    "jax.scipy.special.logsumexp": "logsumexp",
+}
+"""Reductions by their name: the result drops (or with `keepdims=True` keeps as 1) the axes of
+`axis=`, all of them when no axis is given."""
+
+_METHOD_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin")
+
+_BOOL = parse_dtype("bool")
+_INT32 = parse_dtype("int32")
+
+
+def _axis_position(name: str) -> int:
+    """Where `axis` is among the positional parameters (`norm(x, ord, axis)`)."""
+    return 2 if name == "norm" else 1
+
+
+def _result_dtype(name: str, dtype: DType | None) -> DType | None:
+    if name in ("any", "all"):
+        return _BOOL
+    if name in ("argmax", "argmin"):
+        return _INT32
+    return dtype
+
+
+def reduced(array: ArrayV, name: str, axis: Value | None, keepdims: Value | None) -> ArrayV:
+    """`array` reduced over `axis` (None: every axis); unknown rank when the axes are not known."""
+    dtype = _result_dtype(name, array.dtype)
+    if array.shape is None or (keepdims is not None and not isinstance(keepdims, Const)):
+        return ArrayV(None, dtype)
+    keep = keepdims is not None and bool(keepdims.value)
+    rank = len(array.shape)
+    axes = _axes(axis, rank)
+    if axes is None:
+        return ArrayV(None, dtype)
+    if keep:
+        return ArrayV(tuple(Const(1) if i in axes else d for i, d in enumerate(array.shape)), dtype)
+    return ArrayV(tuple(d for i, d in enumerate(array.shape) if i not in axes), dtype)
+
+
+def _axes(axis: Value | None, rank: int) -> frozenset[int] | None:
+    """The axes an `axis=` argument names, normalised; every axis for None; None when unknown or
+    out of range (JAX raises there)."""
+    if axis is None or (isinstance(axis, Const) and axis.value is None):
+        return frozenset(range(rank))
+    items = axis.items if isinstance(axis, Seq) else (axis,)
+    found = set()
+    for item in items:
+        index = as_int(item)
+        if index is None or not -rank <= index < rank:
+            return None
+        found.add(index % rank)
+    return frozenset(found) if len(found) == len(items) else None
+
+
+@calls(*_REDUCTIONS)
+def _reduction(call: CallArgs) -> Value | None:
+    array = call.get(0, "a", "x")
+    if not isinstance(array, ArrayV):
+        return None
+    name = _REDUCTIONS[call.qualname]
+    return reduced(array, name, call.get(_axis_position(name), "axis"), call.get(None, "keepdims"))
+
+
+@methods(ArrayV, *_METHOD_REDUCTIONS)
+def _reduction_method(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    array = method.base
+    assert isinstance(array, ArrayV)
+    return reduced(array, method.name, call.get(0, "axis"), call.get(None, "keepdims"))
+
+
+@calls(*_ELEMENTWISE)
+def _elementwise(call: CallArgs) -> Value | None:
+    array = call.get(0, "x", "a", "operand")
+    if not isinstance(array, ArrayV):
+        return None
+    name = call.qualname.rsplit(".", 1)[-1]
+    if name in ("cumsum", "cumprod"):
+        axis = call.get(1, "axis")
+        if axis is None or (isinstance(axis, Const) and axis.value is None):
+            return ArrayV(None if array.shape is None else (_product(array.shape),), array.dtype)
+        return ArrayV(array.shape, array.dtype)
+    if name == "glu":
+        return _glu(array, call.get(1, "axis"))
+    return array
+
+
+def _glu(array: ArrayV, axis: Value | None) -> ArrayV:
+    """`jax.nn.glu(x, axis=-1)` halves the axis it splits."""
+    if array.shape is None:
+        return ArrayV(None, array.dtype)
+    axes = _axes(axis if axis is not None else Const(-1), len(array.shape))
+    if axes is None:
+        return ArrayV(None, array.dtype)
+    (index,) = axes
+    size = as_int(array.shape[index])
+    half: Value = Const(size // 2) if size is not None else Unknown("half of an unknown size")
+    return ArrayV(tuple(half if i == index else d for i, d in enumerate(array.shape)), array.dtype)
+
+
+def _product(shape: Sequence[Value]) -> Value:
+    sizes = [as_int(d) for d in shape]
+    total = 1
+    for size in sizes:
+        if size is None:
+            return Unknown("size of a flattened array")
+        total *= size
+    return Const(total)
+
+
+@calls("jax.numpy.stack", "numpy.stack")
+def _stack(call: CallArgs) -> Value | None:
+    """`jnp.stack(arrays, axis=0)`: arrays of one shape gain an axis of their count."""
+    arrays = _same_arrays(call.get(0, "arrays"))
+    if arrays is None:
+        return None
+    shape, dtype = arrays[0].shape, arrays[0].dtype
+    if shape is None:
+        return ArrayV(None, dtype)
+    axes = _axes(call.get(1, "axis") or Const(0), len(shape) + 1)
+    if axes is None:
+        return ArrayV(None, dtype)
+    (index,) = axes
+    count = Const(len(arrays))
+    return ArrayV((*shape[:index], count, *shape[index:]), dtype)
+
+
+@calls("jax.numpy.concatenate", "numpy.concatenate")
+def _concatenate(call: CallArgs) -> Value | None:
+    """`jnp.concatenate(arrays, axis=0)`: the sizes along the axis add up (the other sizes of
+    the first array are kept: JAX rejects operands that differ there)."""
+    arrays = call.get(0, "arrays")
+    if not isinstance(arrays, Seq) or not arrays.items:
+        return None
+    if not all(isinstance(a, ArrayV) and a.shape is not None for a in arrays.items):
+        return None
+    shapes = [a.shape for a in arrays.items if isinstance(a, ArrayV) and a.shape is not None]
+    first = arrays.items[0]
+    assert isinstance(first, ArrayV)
+    if len({len(s) for s in shapes}) != 1 or not shapes[0]:
+        return ArrayV(None, first.dtype)
+    axes = _axes(call.get(1, "axis") or Const(0), len(shapes[0]))
+    if axes is None:
+        return ArrayV(None, first.dtype)
+    (index,) = axes
+    joined = _sum([s[index] for s in shapes])
+    return ArrayV(tuple(joined if i == index else d for i, d in enumerate(shapes[0])), first.dtype)
+
+
+def _sum(sizes: Sequence[Value]) -> Value:
+    known = [as_int(size) for size in sizes]
+    if any(size is None for size in known):
+        return Unknown("sum of sizes not all known")
+    return Const(sum(size for size in known if size is not None))
+
+
+def _same_arrays(value: Value | None) -> list[ArrayV] | None:
+    """The operands of a stack when they are arrays of one shape and dtype (else None)."""
+    if not isinstance(value, Seq) or not value.items:
+        return None
+    arrays = [item for item in value.items if isinstance(item, ArrayV)]
+    if len(arrays) != len(value.items):
+        return None
+    if len({(a.shape, a.dtype) for a in arrays}) != 1:
+        return None
+    return arrays
+
+
+@calls("jax.numpy.expand_dims", "numpy.expand_dims")
+def _expand_dims(call: CallArgs) -> Value | None:
+    """`jnp.expand_dims(x, axis)`: axes of 1 where the result's `axis` says."""
+    array, axis = call.get(0, "a"), call.get(1, "axis")
+    if not isinstance(array, ArrayV) or axis is None:
+        return None
+    count = len(axis.items) if isinstance(axis, Seq) else 1
+    axes = _axes(axis, len(array.shape) + count) if array.shape is not None else None
+    if array.shape is None or axes is None:
+        return ArrayV(None, array.dtype)
+    rest = iter(array.shape)
+    return ArrayV(
+        tuple(Const(1) if i in axes else next(rest) for i in range(len(array.shape) + count)), array.dtype
+    )
+
+
+@calls("jax.numpy.where", "numpy.where")
+def _where(call: CallArgs) -> Value | None:
+    """`jnp.where(condition, x, y)`: the broadcast of the three (the one-argument form is not an
+    array of known shape)."""
+    if len(call.args) != 3:
+        return None
+    shapes = [a.shape if isinstance(a, ArrayV) else () if isinstance(a, Const) else None for a in call.args]
+    if any(shape is None for shape in shapes):
+        return None
+    result: tuple[Value, ...] | None = ()
+    for shape in shapes:
+        assert shape is not None
+        result = broadcast(result, shape) if result is not None else None
+    arrays = [a for a in call.args[1:] if isinstance(a, ArrayV)]
+    dtype = arrays[0].dtype if arrays else None
+    return ArrayV(result, dtype)
