@@ -68,7 +68,8 @@ class CacheStore:
         if self.writable is False or not self._prepare():
             return
         try:
-            text = json.dumps(entry, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            # ASCII: a name with a lone surrogate (a file's undecodable byte) stays writable.
+            text = json.dumps(entry, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError):
             return
         target = self._path(key)
@@ -83,7 +84,7 @@ class CacheStore:
                 stream.write(text)
             os.replace(temporary, target)
             self.wrote = True
-        except OSError:
+        except (OSError, ValueError):
             self.writable = False
             with contextlib.suppress(OSError):
                 os.unlink(temporary)

@@ -202,6 +202,19 @@ def test_a_changed_workspace_mesh_invalidates_files_that_use_it(
     assert second == check(capsys, "--output-format", "json", "--show-layouts", "--no-cache")
 
 
+def test_a_lone_surrogate_survives_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+) -> None:
+    """An axis name with a lone surrogate (as an undecodable byte becomes) is stored escaped."""
+    source = HEADER + put("y", "(9, 8)", "'\\udcff'")
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", "odd.py": source})
+    cold = outputs(capsys)
+    assert len(entries(tmp_path / ".shardls_cache")) == 1
+    analysed.clear()
+    assert outputs(capsys) == cold
+    assert analysed == []
+
+
 def test_changing_settings_invalidates(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
 ) -> None:
