@@ -106,32 +106,43 @@ class Layout:
         axes that do not split a non-empty dimension, so it runs from 0 to `copies - 1`.
         """
         mesh = self.mesh
-        position = {name: i for i, name in enumerate(mesh.axis_names)}
         # JAX numbers replicas by counting devices (in mesh order) that hold an identical index, so
         # an axis that only splits a zero-size dimension (every block (0, 0)) counts as unused.
         used = {axis for axes, n in zip(self.dim_axes, self.global_shape, strict=True) if n for axis in axes}
         unused = [i for i, name in enumerate(mesh.axis_names) if name not in used]
-        block_sizes = [
-            -(-n // f) if f > 1 else n for n, f in zip(self.global_shape, self.dim_factors, strict=True)
-        ]
+        ranges = self.dimension_ranges()
         blocks = []
         for flat, coords in enumerate(itertools.product(*(range(s) for s in mesh.axis_sizes))):
-            index: list[tuple[int, int] | None] = []
-            for n, f, axes, size in zip(
-                self.global_shape, self.dim_factors, self.dim_axes, block_sizes, strict=True
-            ):
-                if f == 1:
-                    index.append(None)
-                    continue
-                b = 0
-                for axis in axes:
-                    b = b * mesh.sizes_by_name[axis] + coords[position[axis]]
-                index.append((min(b * size, n), min((b + 1) * size, n)))
+            index = tuple(None if along is None else along[flat] for along in ranges)
             replica = 0
             for i in unused:
                 replica = replica * mesh.axis_sizes[i] + coords[i]
-            blocks.append(DeviceBlock(mesh.device_id(flat), coords, tuple(index), replica))
+            blocks.append(DeviceBlock(mesh.device_id(flat), coords, index, replica))
         return blocks
+
+    def dimension_ranges(self) -> tuple[tuple[tuple[int, int], ...] | None, ...]:
+        """Per dimension, the `(start, stop)` of every device's block along it, in mesh order; None
+        where the dimension is not split. `device_blocks()` reads its indices from here; callers
+        that need only the ranges (data movement, on meshes of thousands of devices) skip building
+        a block per device."""
+        mesh = self.mesh
+        count = mesh.size
+        position = {name: i for i, name in enumerate(mesh.axis_names)}
+        ranges: list[tuple[tuple[int, int], ...] | None] = []
+        for n, f, axes in zip(self.global_shape, self.dim_factors, self.dim_axes, strict=True):
+            if f == 1:
+                ranges.append(None)
+                continue
+            numbers = [0] * count
+            for axis in axes:
+                i = position[axis]
+                stride, coordinates = math.prod(mesh.axis_sizes[i + 1 :]), mesh.axis_sizes[i]
+                factor = mesh.sizes_by_name[axis]
+                numbers = [b * factor + flat // stride % coordinates for flat, b in enumerate(numbers)]
+            size = -(-n // f)
+            blocks = [(min(b * size, n), min((b + 1) * size, n)) for b in range(f)]
+            ranges.append(tuple(blocks[b] for b in numbers))
+        return tuple(ranges)
 
 
 _MEMO: dict[tuple[int, int, tuple[int, ...], int, UsageContext], Layout] = {}

@@ -14,10 +14,10 @@ neither changes what each device is missing.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardls.core.layout import DeviceBlock, Layout
+from shardls.core.layout import Layout
 
 
 class MovementRefused(ValueError):
@@ -26,20 +26,17 @@ class MovementRefused(ValueError):
 
 
 @dataclass(frozen=True)
-class DeviceInflow:
-    """What one destination device receives: the elements of its destination block it lacks."""
-
-    device_id: int
-    elements: int
-    bytes: int
-
-
-@dataclass(frozen=True)
 class DataMovement:
-    """The bytes each device must receive to go from one layout to another."""
+    """The bytes each device must receive to go from one layout to another.
 
-    per_device: tuple[DeviceInflow, ...]
-    """One entry per device of the destination mesh, in its mesh order (`mesh.devices.flat`)."""
+    Per-device figures are parallel tuples (not an object per device): meshes of tens of
+    thousands of devices are computed for a hover."""
+
+    device_ids: tuple[int, ...]
+    """The destination mesh's devices, in its mesh order (`mesh.devices.flat`)."""
+    received_elements: tuple[int, ...]
+    """Per device of `device_ids`, the elements of its destination block it did not hold."""
+    received_bytes: tuple[int, ...]
     max_bytes: int
     """The most any one device receives: the step that bounds the time of the move."""
     total_bytes: int
@@ -51,12 +48,12 @@ class DataMovement:
 
     @property
     def receiving_devices(self) -> int:
-        return sum(1 for device in self.per_device if device.elements)
+        return sum(1 for elements in self.received_elements if elements)
 
     @property
     def is_uniform(self) -> bool:
         """Every destination device receives the same number of bytes."""
-        return len({device.bytes for device in self.per_device}) <= 1
+        return len(set(self.received_bytes)) <= 1
 
 
 def data_movement(source: Layout, destination: Layout) -> DataMovement:
@@ -71,22 +68,23 @@ def data_movement(source: Layout, destination: Layout) -> DataMovement:
     when a mesh lists a device twice. Reduced axes hold whole copies and are moved like replicas.
     """
     _check_movable(source, destination)
-    held = _blocks_by_device(source, "source")
-    shape = destination.global_shape
-    dtype = destination.dtype
-    inflows = []
-    for block in _unique_blocks(destination, "destination"):
-        wanted = _box(block, shape)
-        size = math.prod(stop - start for start, stop in wanted)
-        present = held.get(block.device_id)
-        kept = 0 if present is None else _overlap(wanted, _box(present, shape))
-        missing = size - kept
-        inflows.append(DeviceInflow(block.device_id, missing, dtype.bytes_for(missing)))
-    return DataMovement(
-        tuple(inflows),
-        max((inflow.bytes for inflow in inflows), default=0),
-        sum(inflow.bytes for inflow in inflows),
-    )
+    held = {device: flat for flat, device in enumerate(_device_ids(source, "source"))}
+    devices = _device_ids(destination, "destination")
+    # Column-wise, one dimension at a time over every device: per-device loops are too slow on
+    # meshes of tens of thousands of devices. A device the source lacks holds the empty range.
+    where = [held.get(device) for device in devices]
+    wanted = [1] * len(devices)
+    kept = [0 if flat is None else 1 for flat in where]
+    for want, have in zip(_columns(destination), _columns(source), strict=True):
+        pairs = list(zip(want, [_NOTHING if flat is None else have[flat] for flat in where], strict=True))
+        # A dimension has few distinct blocks, so few distinct pairs: measure each pair once.
+        overlap = {pair: _overlap(*pair) for pair in set(pairs)}
+        wanted = [w * (stop - start) for w, (start, stop) in zip(wanted, want, strict=True)]
+        kept = [k * overlap[pair] for k, pair in zip(kept, pairs, strict=True)]
+    elements = tuple(w - k for w, k in zip(wanted, kept, strict=True))
+    sizes = {n: destination.dtype.bytes_for(n) for n in set(elements)}
+    received = tuple(sizes[n] for n in elements)
+    return DataMovement(devices, elements, received, max(received, default=0), sum(received))
 
 
 def _check_movable(source: Layout, destination: Layout) -> None:
@@ -109,27 +107,28 @@ def _check_movable(source: Layout, destination: Layout) -> None:
             )
 
 
-def _unique_blocks(layout: Layout, role: str) -> list[DeviceBlock]:
-    blocks = layout.device_blocks()
-    if len({block.device_id for block in blocks}) != len(blocks):
+def _device_ids(layout: Layout, role: str) -> tuple[int, ...]:
+    mesh = layout.mesh
+    ids = tuple(range(mesh.size)) if mesh.device_ids is None else mesh.device_ids
+    if len(ids) != mesh.size:
+        raise MovementRefused(f"the {role} mesh lists {len(ids)} devices for its {mesh.size} positions")
+    if len(set(ids)) != len(ids):
         raise MovementRefused(f"the {role} mesh lists a device more than once")
-    return blocks
+    return ids
 
 
-def _blocks_by_device(layout: Layout, role: str) -> dict[int, DeviceBlock]:
-    return {block.device_id: block for block in _unique_blocks(layout, role)}
+_NOTHING = (0, 0)
+"""The range a device outside the source mesh holds along every dimension."""
 
 
-Box = tuple[tuple[int, int], ...]
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-def _box(block: DeviceBlock, shape: tuple[int, ...]) -> Box:
-    """The block as half-open (start, stop) ranges on every dimension (None is the whole one)."""
-    return tuple((0, n) if index is None else index for index, n in zip(block.index, shape, strict=True))
-
-
-def _overlap(a: Box, b: Box) -> int:
-    return math.prod(
-        max(0, min(a_stop, b_stop) - max(a_start, b_start))
-        for (a_start, a_stop), (b_start, b_stop) in zip(a, b, strict=True)
-    )
+def _columns(layout: Layout) -> list[Sequence[tuple[int, int]]]:
+    """Per dimension, every device's `(start, stop)` along it, in mesh order."""
+    count = layout.mesh.size
+    return [
+        ((0, n),) * count if along is None else along
+        for along, n in zip(layout.dimension_ranges(), layout.global_shape, strict=True)
+    ]

@@ -15,9 +15,13 @@ def movement_text(movement: DataMovement) -> str:
     """`moves 3.0 MiB into each device`, `moves nothing`, or the uneven forms below."""
     if movement.moves_nothing:
         return "moves nothing"
-    devices = len(movement.per_device)
+    devices = len(movement.device_ids)
     receiving = movement.receiving_devices
-    amounts = {inflow.bytes for inflow in movement.per_device if inflow.elements}
+    amounts = {
+        size
+        for size, elements in zip(movement.received_bytes, movement.received_elements, strict=True)
+        if elements
+    }
     largest = short_bytes(movement.max_bytes)
     if devices == 1:
         return f"moves {largest} into the device"

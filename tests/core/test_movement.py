@@ -144,7 +144,7 @@ def test_movement_agrees_with_a_brute_force_count_over_jax_index_maps() -> None:
         features.update(_features(source, destination, movement))
         item = ITEM_BYTES[source_case["dtype"]]
         expected = brute_force(source_case["shape"], source_result, destination_result)
-        ours = {str(d.device_id): d.elements for d in movement.per_device}
+        ours = {str(d): n for d, n in zip(movement.device_ids, movement.received_elements, strict=True)}
         if ours != expected:
             disagreements.append(f"{label}: JAX's blocks {expected}, shardls {ours}")
             continue
@@ -154,7 +154,7 @@ def test_movement_agrees_with_a_brute_force_count_over_jax_index_maps() -> None:
                 f"{label}: bytes max/total {max(wanted_bytes)}/{sum(wanted_bytes)}, "
                 f"shardls {movement.max_bytes}/{movement.total_bytes}"
             )
-        if any(d.bytes != d.elements * item for d in movement.per_device):
+        if movement.received_bytes != tuple(n * item for n in movement.received_elements):
             disagreements.append(f"{label}: bytes are not elements x {item}")
     assert not disagreements, f"{len(disagreements)} disagreements:\n" + "\n".join(disagreements[:20])
     expected_features = {
@@ -196,7 +196,7 @@ def layout(spec: PartitionSpec, shape: tuple[int, ...] = (1024, 1024), mesh: Mes
 def test_the_same_layout_moves_nothing(spec: PartitionSpec) -> None:
     movement = data_movement(layout(spec), layout(spec))
     assert movement.moves_nothing and movement.max_bytes == movement.total_bytes == 0
-    assert [d.device_id for d in movement.per_device] == list(range(8))
+    assert movement.device_ids == tuple(range(8))
 
 
 @pytest.mark.parametrize("spec", [PartitionSpec.of("X", "Y"), PartitionSpec.of(None, ("X", "Y"))])
@@ -207,7 +207,8 @@ def test_replicated_to_sharded_moves_nothing(spec: PartitionSpec) -> None:
 def test_sharded_to_replicated_brings_the_missing_seven_eighths_to_each_device() -> None:
     movement = data_movement(layout(PartitionSpec.of("X", "Y")), layout(PartitionSpec.of()))
     whole = 4 * MIB
-    assert all(d.bytes == whole * 7 // 8 and d.elements == 1024 * 1024 * 7 // 8 for d in movement.per_device)
+    assert set(movement.received_bytes) == {whole * 7 // 8}
+    assert set(movement.received_elements) == {1024 * 1024 * 7 // 8}
     assert movement.is_uniform and movement.receiving_devices == 8
     assert (movement.max_bytes, movement.total_bytes) == (whole * 7 // 8, 7 * whole)
 
@@ -216,7 +217,7 @@ def test_swapping_the_sharded_dimension_keeps_the_shared_corner() -> None:
     """P('Y', None) -> P(None, 'Y') over 4 devices: each keeps a quarter of its new block."""
     movement = data_movement(layout(PartitionSpec.of("Y", None)), layout(PartitionSpec.of(None, "Y")))
     block = 1024 * 1024 // 4
-    assert {d.elements for d in movement.per_device} == {block - block // 4}
+    assert set(movement.received_elements) == {block - block // 4}
 
 
 def test_a_permuted_mesh_moves_blocks_between_devices() -> None:
@@ -224,8 +225,8 @@ def test_a_permuted_mesh_moves_blocks_between_devices() -> None:
     reversed_mesh = Mesh(("X", "Y"), (2, 4), (AxisType.EXPLICIT,) * 2, device_ids=tuple(range(7, -1, -1)))
     spec = PartitionSpec.of(("X", "Y"))
     movement = data_movement(layout(spec), layout(spec, mesh=reversed_mesh))
-    assert [d.device_id for d in movement.per_device] == list(range(7, -1, -1))
-    assert all(d.bytes == 4 * MIB // 8 for d in movement.per_device)
+    assert movement.device_ids == tuple(range(7, -1, -1))
+    assert set(movement.received_bytes) == {4 * MIB // 8}
 
 
 def test_devices_outside_the_source_mesh_receive_their_whole_block() -> None:
@@ -234,7 +235,7 @@ def test_devices_outside_the_source_mesh_receive_their_whole_block() -> None:
     movement = data_movement(
         layout(PartitionSpec.of(), (64,), half), layout(PartitionSpec.of("X"), (64,), everything)
     )
-    assert [d.elements for d in movement.per_device] == [0, 0, 0, 0, 8, 8, 8, 8]
+    assert movement.received_elements == (0, 0, 0, 0, 8, 8, 8, 8)
     assert not movement.is_uniform and movement.receiving_devices == 4
 
 
@@ -247,7 +248,7 @@ def test_sub_byte_dtypes_count_packed_bytes() -> None:
     int4 = parse_dtype("int4")
     source = compute_layout(XY, PartitionSpec.of(("X", "Y")), (64,), int4)
     movement = data_movement(source, compute_layout(XY, PartitionSpec.of(), (64,), int4))
-    assert {(d.elements, d.bytes) for d in movement.per_device} == {(56, 28)}
+    assert set(zip(movement.received_elements, movement.received_bytes, strict=True)) == {(56, 28)}
 
 
 @pytest.mark.parametrize(
@@ -265,6 +266,11 @@ def test_sub_byte_dtypes_count_packed_bytes() -> None:
             layout(PartitionSpec.of()),
             layout(PartitionSpec.of(), mesh=Mesh(("X",), (8,), (AxisType.EXPLICIT,), device_ids=(0,) * 8)),
             "lists a device more than once",
+        ),
+        (
+            layout(PartitionSpec.of(), mesh=Mesh(("X",), (8,), (AxisType.EXPLICIT,), device_ids=(0, 1))),
+            layout(PartitionSpec.of()),
+            "lists 2 devices for its 8 positions",
         ),
     ],
 )

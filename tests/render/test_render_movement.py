@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shardls.core import AxisType, Mesh, PartitionSpec, compute_layout, parse_dtype
-from shardls.core.movement import DataMovement, DeviceInflow, data_movement
+from shardls.core.movement import DataMovement, data_movement
 from shardls.render.movement import movement_text
 
 XY = Mesh(("X", "Y"), (2, 4), (AxisType.EXPLICIT,) * 2)
@@ -64,6 +64,6 @@ def test_movement_line(
 
 def test_uneven_inflow_to_some_devices_names_how_many_receive() -> None:
     """(A pattern that takes unequal blocks on partly overlapping meshes; written out directly.)"""
-    inflows = (DeviceInflow(0, 0, 0), DeviceInflow(1, 256, 1024), DeviceInflow(2, 512, 2048))
+    movement = DataMovement((0, 1, 2), (0, 256, 512), (0, 1024, 2048), 2048, 3072)
     expected = "moves up to 2.0 KiB into a device, 3.0 KiB in all (2 of the 3 devices receive)"
-    assert movement_text(DataMovement(inflows, 2048, 3072)) == expected
+    assert movement_text(movement) == expected
