@@ -3,7 +3,7 @@
 A `reshard`, `with_sharding_constraint` or `device_put` from one known layout to another ends with
 every destination device holding its destination block. Whatever part of that block the device
 already held in the source layout stays where it is; everything else has to arrive. Both layouts
-are maps from device id to a box of global indices (`Layout.device_blocks`, in JAX's device
+are maps from device id to a box of global indices (`Layout.dimension_ranges`, in JAX's device
 order, the same boxes as `NamedSharding.devices_indices_map`), so the part already present is one
 box intersection per device: the figure is counted, not estimated.
 
@@ -37,6 +37,7 @@ class DataMovement:
     received_elements: tuple[int, ...]
     """Per device of `device_ids`, the elements of its destination block it did not hold."""
     received_bytes: tuple[int, ...]
+    """The same in bytes (sub-byte dtypes packed, rounded up to whole bytes per device)."""
     max_bytes: int
     """The most any one device receives: the step that bounds the time of the move."""
     total_bytes: int

@@ -25,7 +25,7 @@ def movement_text(movement: DataMovement) -> str:
     largest = short_bytes(movement.max_bytes)
     if devices == 1:
         return f"moves {largest} into the device"
-    if receiving == devices and len(amounts) == 1:
+    if movement.is_uniform:
         return f"moves {largest} into each device"
     if len(amounts) == 1:
         return f"moves {largest} into each of {receiving} of the {devices} devices"
