@@ -4,6 +4,10 @@ AbstractMesh, under `use_abstract_mesh`: no devices, nothing executed)."""
 
 from __future__ import annotations
 
+import collections
+import random
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 from types_cases import Program, index_items, mesh_of, spec_of, typed_input
@@ -211,3 +215,99 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
     except Exception as exc:  # every failure is data for the comparison
         return type(exc).__name__, [str(exc)[:300]]
     return "ok", [str(a) for a in traced.jaxpr.out_avals]
+
+
+def eager_outcome(case: Program) -> tuple[str, list[str]]:
+    """One `index`/`at_get` operation run eagerly on a concrete array (real, fake CPU devices):
+    the path where JAX refuses slices of a sharded array and gathers instead. Needs
+    `--xla_force_host_platform_device_count` ≥ the mesh's size, set before jax is imported."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    m = case["mesh"]
+    size = 1
+    for n in m["sizes"]:
+        size *= n
+    mesh = jax.make_mesh(
+        tuple(m["sizes"]),
+        tuple(m["names"]),
+        axis_types=tuple(getattr(AxisType, t) for t in m["types"]),
+        devices=jax.devices()[:size],
+    )
+
+    def p(entries: Any) -> Any:
+        return None if entries is None else P(*[tuple(e) if isinstance(e, list) else e for e in entries])
+
+    try:
+        with jax.set_mesh(mesh):
+            args = [
+                jax.device_put(jnp.zeros(tuple(e["shape"]), e["dtype"]), NamedSharding(mesh, p(e["spec"])))
+                for e in case["inputs"]
+            ]
+            (op,) = case["ops"]
+            where = index_items(op[1], args)
+            x = args[0][where] if op[0] == "index" else args[0].at[where].get(out_sharding=p(op[2]))
+            return "ok", [str(jax.typeof(args[0])), str(jax.typeof(x))]
+    except Exception as exc:  # every failure is data for the comparison
+        return type(exc).__name__, [str(exc)[:300]]
+
+
+def ours_eager(case: Program) -> tuple[str, list[str]]:
+    """`ours` for an eager case: the same single operation with `concrete=True`."""
+    try:
+        mesh = mesh_of(case)
+        inputs = [typed_input(mesh, entry) for entry in case["inputs"]]
+        (op,) = case["ops"]
+        out_sharding = _spec(op[2]) if op[0] == "at_get" else None
+        x = index(inputs[0], index_items(op[1], inputs), concrete=True, out_sharding=out_sharding)
+        return "ok", [inputs[0].jax_type, x.jax_type]
+    except TypeRejected as rejected:
+        return str(rejected.problem.data["jax_error"]), [rejected.problem.code]
+    except ShapeError as error:
+        return error.jax_error, ["shape"]
+
+
+def eager_worker() -> None:
+    """Reads cases (JSON lines) on stdin, writes JAX's eager outcome of each (JSON lines)."""
+    import json
+    import sys
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for line in sys.stdin:
+        print(json.dumps(eager_outcome(json.loads(line))), flush=True)
+
+
+@dataclass
+class DifferentialRun:
+    """The tallies of one differential run: JAX's outcome classes, the codes shardls gave,
+    the operations generated, and every disagreement (program, ours, JAX's)."""
+
+    programs: int = 0
+    outcomes: collections.Counter[str] = field(default_factory=collections.Counter)
+    codes: collections.Counter[str] = field(default_factory=collections.Counter)
+    operations: collections.Counter[str] = field(default_factory=collections.Counter)
+    disagreements: list[str] = field(default_factory=list)
+
+
+def run_differential(seed: int, count: int) -> DifferentialRun:
+    """`count` random programs from `seed`, each run by shardls and traced by JAX."""
+    from types_cases import random_program
+
+    rng = random.Random(seed)
+    run = DifferentialRun()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(count):
+            program = random_program(rng)
+            mine, theirs = ours(program), jax_outcome(program)
+            run.programs += 1
+            run.outcomes[theirs[0]] += 1
+            run.operations.update(op[0] for op in program["ops"])
+            if mine[0] != "ok":
+                run.codes[mine[1][0]] += 1
+            if mine[0] != theirs[0] or (mine[0] == "ok" and mine[1] != theirs[1]):
+                run.disagreements.append(f"{program}\n  shardls {mine}\n  jax     {theirs}")
+    return run

@@ -354,3 +354,25 @@ def _random_index(rng: random.Random, program: Program, mesh: Mesh, x: ShardedTy
             return ["index", items]
         return ["at_get", items, _random_spec(rng, mesh, list(result.shape), dividing=rng.random() < 0.9)]
     return ["index", items]
+
+
+def random_eager_case(rng: random.Random) -> Program:
+    """One indexing of a concrete array on a mesh of at most 8 devices, all axes Explicit."""
+    names = list(NAMES[: rng.randint(1, 2)])
+    sizes = [rng.choice((1, 2, 2, 4)) for _ in names]
+    while math.prod(sizes) > 8:
+        sizes[0] = 1
+    case: Program = {
+        "mesh": {"names": names, "sizes": sizes, "types": ["Explicit"] * len(names)},
+        "inputs": [],
+        "ops": [],
+    }
+    mesh = mesh_of(case)
+    case["inputs"].append(_input(rng, mesh, _random_shape(rng, rng.randint(1, 3))))
+    try:
+        x = typed_input(mesh, case["inputs"][0])
+    except TypeRejected:
+        shape = tuple(case["inputs"][0]["shape"])
+        x = ShardedType(shape, parse_dtype("float32"), mesh, ((),) * len(shape))
+    case["ops"].append(_random_index(rng, case, mesh, x))
+    return case

@@ -219,6 +219,11 @@ def matmul(a: ShardedType, b: ShardedType, *, out_sharding: PartitionSpec | None
     perm = tuple(sorted(range(len(order)), key=order.__getitem__))
     a2 = squeeze(a, tuple(a_squeeze))
     b2 = squeeze(b, tuple(b_squeeze))
+    rank = a2.rank + b2.rank - 2 - len(a_bat)
+    if out_sharding is not None and any(e is not None for e in out_sharding.entries[rank:]):
+        # jnp.matmul hands the spec of the whole result to the dot_general of the squeezed
+        # operands, whose result lacks the size-1 batch dimensions: JAX fails an assertion.
+        raise ShapeError(f"({rank}, {out_sharding.canonical()})", "AssertionError")
     out = dot_general(
         a2,
         b2,

@@ -460,28 +460,36 @@ def _check_pieces(x: ShardedType, pieces: list[SpecAxes], shape: list[int]) -> N
 
 
 def _gather(x: ShardedType, entries: list[_Entry], out_sharding: PartitionSpec | None) -> ShardedType:
-    """`_gather`: `lax.gather` of the operand by the index arrays, then `rev` and `expand_dims`."""
+    """`_gather`: `lax.gather` of the operand by the index arrays, then `rev` and `expand_dims`;
+    an empty result is a `full_like` with the expected slice sharding, and no gather."""
     plan = _plan(x, entries)
     shape = tuple(plan.slice_shape)
+    slice_spec = tuple(plan.slice_spec)
+    if out_sharding is None:
+        # Under `auto_axes` (out_sharding given) no axis is Explicit, so nothing can repeat.
+        _check_unique(x, slice_spec)
+    gathers = 0 not in shape and plan.indices_shape[-1] > 0
+    if gathers:
+        _check_slice_sizes(x, plan)
     if out_sharding is not None:
         # `auto_axes`: the gather runs with every Explicit axis made Auto, then the result takes
         # `out_sharding`.
         return typed_out_sharding(x.mesh, out_sharding, shape, x.dtype)
-    slice_spec = tuple(plan.slice_spec)
-    _check_unique(x, slice_spec)
     if 0 in shape:
         return result("full_like", [x], shape, x.dtype, slice_spec, weak_type=x.weak_type)
     not_implemented_for_unreduced("gather", x, reduced_too=False)
-    y = x
-    if plan.indices_shape[-1]:
-        for d, size in plan.taken_dims:
-            if size > x.shape[d]:
-                raise ShapeError(
-                    f"Slice size at index {d} in gather op is out of range, must be within "
-                    f"[0, {x.shape[d]} + 1), got {size}."
-                )
-        y = _gather_rule(x, plan)
+    y = _gather_rule(x, plan) if gathers else x
     return expand_dims(y, plan.newaxis) if plan.newaxis else y
+
+
+def _check_slice_sizes(x: ShardedType, plan: _GatherPlan) -> None:
+    """The gather's shape rule: no slice larger than its dimension (an index into an empty one)."""
+    for d, size in plan.taken_dims:
+        if size > x.shape[d]:
+            raise ShapeError(
+                f"Slice size at index {d} in gather op is out of range, must be within "
+                f"[0, {x.shape[d]} + 1), got {size}."
+            )
 
 
 def _check_unique(x: ShardedType, spec: SpecAxes) -> None:
