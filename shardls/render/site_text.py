@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from shardls.analysis.facts import Diagnostic, Dim, MeshFact, ShardDim, Site, SymbolicDim
 from shardls.analysis.rules import ALL_RULES
-from shardls.core import UsageContext
+from shardls.core import PartitionSpec, UsageContext
 from shardls.render.grid import device_grid
 from shardls.render.layout_text import mesh_text, spec_text
 from shardls.render.units import human_bytes, short_bytes
@@ -208,6 +208,51 @@ def describe_mesh(
         *text.section("assumptions", fact.assumptions),
         *text.section("problems", [problem_text(d) for d in problems]),
     ]
+
+
+def describe_lone_spec(
+    written: str, spec: PartitionSpec | None, meshes: Sequence[MeshFact], *, markdown: bool = False
+) -> list[str]:
+    """What a hover on a spec no site uses says: the spec, its normalised form, the mesh it may
+    meet, and why no shape is known (no array meets it where shardls can follow the code)."""
+    text = _Text(markdown)
+    lines = [f"{text.code(written)}  (no array meets this spec where shardls can follow the code)"]
+    if spec is None:
+        lines.append(text.field("normalised", "not known here: some entry is not a literal"))
+    else:
+        lines.append(text.field("normalised", text.code(spec.canonical())))
+        rank = len(spec)
+        if rank:
+            split = [f"dim {i} over {' × '.join(names)}" for i, names in enumerate(spec.entry_names) if names]
+            lines.append(
+                f"fits arrays of rank ≥ {rank}"
+                + (f"; splits {', '.join(split)}" if split else "; splits nothing")
+            )
+    if len(meshes) == 1:
+        mesh = meshes[0]
+        lines.append(
+            text.field(
+                "mesh",
+                f"probably {text.code(mesh_text(mesh.mesh))} ({mesh.source}), the only mesh in this file",
+            )
+        )
+    else:
+        lines.append(
+            text.field(
+                "mesh",
+                "not known here: "
+                + (f"{len(meshes)} meshes in this file" if meshes else "this file builds none"),
+            )
+        )
+    lines.append(
+        text.field(
+            "shape",
+            "not known here: the spec is not passed to a placement shardls follows (device_put, "
+            "with_sharding_constraint, reshard, shard_map, jit shardings, NamedSharding, a parameter's "
+            "sharding) in code reached with known arguments",
+        )
+    )
+    return lines
 
 
 def problem_text(diagnostic: Diagnostic) -> str:

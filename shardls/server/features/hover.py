@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from shardls.analysis.facts import SiteKind, Span
+from shardls.analysis.facts import Site, SiteKind, Span
+from shardls.core import PartitionSpec
 from shardls.render.markdown import axis_lines, markdown_document, parameter_table
-from shardls.render.site_text import describe_mesh, describe_site
+from shardls.render.site_text import describe_lone_spec, describe_mesh, describe_site
 from shardls.server.features.code_lens import class_hover
 from shardls.server.guard import handler
+from shardls.server.spec_call import SpecCall, spec_call_at
 from shardls.server.strings import literal_at
 from shardls.server.view import View
 
@@ -84,7 +86,16 @@ def _meshes(view: View, line: int, column: int) -> list[_Target]:
 
 
 def _sites(view: View, line: int, column: int) -> list[_Target]:
+    written = spec_call_at(view.unit.lines, line, column)
     places = view.places_at(line, column)
+    if written is not None:
+        # The spec under the cursor, never another spec of the same call (`in_specs=(P(a), P(b))`).
+        places = [(span, site) for span, site in places if _describes(site, span, written)]
+        if not places:
+            meshes = [m for m in view.analysis.meshes if view.in_this_file(m.path)]
+            return [
+                _Target(written.span, describe_lone_spec(written.text, written.spec, meshes, markdown=True))
+            ]
     if not places:
         return []
     span = places[0][0]
@@ -96,3 +107,31 @@ def _sites(view: View, line: int, column: int) -> list[_Target]:
     if site.spec_span is not None:
         problems += [d for d in view.diagnostics_in(site.spec_span) if d not in problems]
     return [_Target(span, describe_site(site, problems, markdown=True, width=GRID_WIDTH))]
+
+
+def _describes(site: Site, place: Span, written: SpecCall) -> bool:
+    """Whether the site is about the spec written under the cursor: its place or spec lies inside
+    that call, or, when the analysis knows only the whole call (`in_specs` of a pytree), it has
+    the same spec."""
+    if _within(place, written.span) or (site.spec_span is not None and _within(site.spec_span, written.span)):
+        return True
+    return (
+        written.spec is not None
+        and site.spec is not None
+        and site.spec_span == site.span
+        and _same_spec(site.spec, written.spec)
+    )
+
+
+def _same_spec(a: PartitionSpec, b: PartitionSpec) -> bool:
+    return (a.entries, a.unreduced, a.reduced) == (b.entries, b.unreduced, b.reduced)
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.column) <= (inner.line, inner.column) and (
+        inner.end_line,
+        inner.end_column,
+    ) <= (
+        outer.end_line,
+        outer.end_column,
+    )

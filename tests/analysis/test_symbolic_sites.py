@@ -1,0 +1,193 @@
+"""Real sites get a rank: helpers whose arrays are parameters, computed arrays, initializers
+passed in from elsewhere. Modelled on maxtext, flax and jax-llm-examples code (docs/realcode.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analysis_helpers import analyze, site_named, workspace
+
+from shardls.analysis.facts import SymbolicDim
+
+HEADER = """
+import jax, jax.numpy as jnp
+from flax import nnx
+from jax.sharding import NamedSharding, PartitionSpec as P
+"""
+
+
+def test_unpacking_a_parameters_shape_gives_its_rank_and_names() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def shard(x, mesh):
+    b, s, d = x.shape
+    return jax.device_put(x, NamedSharding(mesh, P("data", None, "model")))
+"""
+    )
+    site = analysis.sites[0]
+    assert site.shape == (SymbolicDim("b"), SymbolicDim("s"), SymbolicDim("d"))
+    assert site.mesh is None and not analysis.diagnostics
+    dims = site.shard_dims
+    assert dims is not None and [d.axes for d in dims] == [("data",), (), ("model",)]
+    assert [d.undecided for d in dims] == [True, False, True]
+
+
+def test_a_partial_unpacking_or_a_rebinding_gives_no_rank() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def starred(x, mesh):
+    b, *rest = x.shape
+    return jax.device_put(x, NamedSharding(mesh, P("data")))
+
+def rebound(y, mesh):
+    b, s = y.shape
+    y = y.reshape(-1)
+    return jax.device_put(y, NamedSharding(mesh, P("data")))
+"""
+    )
+    assert [s.shape for s in analysis.sites] == [None, None]
+    assert [s.min_rank for s in analysis.sites] == [1, 1]
+
+
+def test_normalised_vectors_and_reductions_keep_their_shape() -> None:
+    """jax-llm-examples ragged_attention: `v / jnp.linalg.norm(v, axis=-1)[..., None]`."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "x"))
+v = jax.random.normal(jax.random.key(0), (8, 16, 4, 32))
+a = jax.device_put(v / jnp.linalg.norm(v, axis=-1)[..., None], NamedSharding(mesh, P(None, "x")))
+b = jax.device_put(jnp.sum(v, axis=(0, 2), keepdims=True), NamedSharding(mesh, P(None, "x")))
+c = jax.device_put(v.mean(axis=1), NamedSharding(mesh, P("data")))
+d = jax.device_put(jnp.stack([v] * 4), NamedSharding(mesh, P("x")))
+e = jax.device_put(jnp.concatenate([v, v], axis=1), NamedSharding(mesh, P(None, "x")))
+f = jax.device_put(jax.nn.softmax(jnp.expand_dims(v, 0)), NamedSharding(mesh, P(None, "data")))
+g = jax.device_put(jnp.argmax(v, axis=-1), NamedSharding(mesh, P("data")))
+"""
+    )
+    shards = {name: site_named(analysis, name).shard_shape for name in "abcdefg"}
+    assert shards == {
+        "a": (8, 4, 4, 32),
+        "b": (1, 4, 1, 32),
+        "c": (4, 4, 32),
+        "d": (1, 8, 16, 4, 32),
+        "e": (8, 8, 4, 32),
+        "f": (1, 4, 16, 4, 32),
+        "g": (4, 16, 4),
+    }
+    assert site_named(analysis, "g").dtype is not None and site_named(analysis, "g").dtype.name == "int32"
+
+
+def test_an_unknown_keepdims_or_axis_gives_no_rank() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "x"))
+def f(axis, keep):
+    v = jnp.zeros((8, 16))
+    return jax.device_put(jnp.sum(v, axis=axis), NamedSharding(mesh, P())), jax.device_put(
+        jnp.max(v, axis=0, keepdims=keep), NamedSharding(mesh, P())
+    )
+"""
+    )
+    assert [s.shape for s in analysis.sites] == [None, None]
+
+
+def test_rngs_shorthand_samplers_make_arrays() -> None:
+    """flax_gspmd: `jax.device_put(rngs.normal((8, 1024)), P('data', None))`."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+rngs = nnx.Rngs(0)
+with jax.set_mesh(mesh):
+    label = jax.device_put(rngs.normal((8, 1024)), P("data", None))
+    ids = jax.device_put(rngs.randint((8, 16), 0, 100), P("data", None))
+"""
+    )
+    assert site_named(analysis, "label").shard_shape == (4, 1024)
+    ids = site_named(analysis, "ids")
+    assert ids.shard_shape == (4, 16) and ids.dtype is not None and ids.dtype.name == "int32"
+
+
+def test_an_initializer_passed_in_follows_flaxs_protocol_as_an_assumption() -> None:
+    """maxtext moe.py: `nnx.Param(self.kernel_init(key, (experts, d, f), dtype, ...))`."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+class MoE(nnx.Module):
+    def __init__(self, kernel_init, rngs):
+        self.kernel_init = kernel_init
+        with jax.set_mesh(mesh):
+            self.wi = nnx.Param(
+                self.kernel_init(rngs.params(), (6, 16, 64), jnp.bfloat16),
+                sharding=(None, "data", "model"),
+            )
+"""
+    )
+    site = next(s for s in analysis.sites if s.name and s.name.endswith("wi"))
+    assert site.shape == (6, 16, 64)
+    assert site.dtype is not None and site.dtype.name == "bfloat16"
+
+
+def test_an_initializer_with_an_indivisible_shape_is_at_most_a_warning() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+class MoE(nnx.Module):
+    def __init__(self, kernel_init, rngs):
+        with jax.set_mesh(mesh):
+            self.wo = nnx.Param(kernel_init(rngs.params(), (6, 15)), sharding=(None, "model"))
+"""
+    )
+    flagged = [d for d in analysis.diagnostics if d.code == "SH001"]
+    assert flagged and all(d.severity.value != "error" for d in flagged)
+    assert "initializer protocol" in flagged[0].message
+
+
+def test_a_fallback_mesh_without_the_specs_axes_is_not_used() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+def put(n, other_mesh):
+    return jax.device_put(jnp.zeros((n, 128)), NamedSharding(other_mesh, P("fsdp", "tp")))
+"""
+    )
+    site = analysis.sites[0]
+    assert site.mesh is None and site.layout is None
+    dims = site.shard_dims
+    assert dims is not None and [d.factor for d in dims] == [None, None]
+
+
+def test_src_layout_packages_resolve_as_top_level_imports(tmp_path: Path) -> None:
+    """maxtext: `from maxtext.layers.initializers import default_bias_init` under src/."""
+    analyzer = workspace(
+        tmp_path,
+        {
+            "src/pkg/__init__.py": "",
+            "src/pkg/inits.py": "import jax\ndefault_bias_init = jax.nn.initializers.constant(0.0)\n",
+            "src/pkg/layer.py": """
+                import jax
+                from flax import nnx
+                from pkg.inits import default_bias_init
+
+                mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+                class Layer(nnx.Module):
+                    def __init__(self, rngs):
+                        with jax.set_mesh(mesh):
+                            self.b = nnx.Param(default_bias_init(rngs.params(), (8,)), sharding=("model",))
+            """,
+        },
+    )
+    layer = tmp_path / "src" / "pkg" / "layer.py"
+    analysis = analyzer.analyze(str(layer), layer.read_text())
+    assert [s.shard_shape for s in analysis.sites if s.name and s.name.endswith("b")] == [(2,)]
