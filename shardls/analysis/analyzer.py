@@ -22,6 +22,8 @@ from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
+from shardls.analysis.sharded.events import TypeRecorder
+from shardls.analysis.sharded.typing_pass import TypingPass, context_mesh, has_explicit_axis_type
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
 from shardls.analysis.suppressions import INVALID, apply_suppressions
@@ -35,6 +37,8 @@ _TRIGGER = re.compile(
     r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit"
 )
 
+_TYPED_TRIGGER = re.compile(_TRIGGER.pattern + r"|[-+*/@<>]|\.T\b|\w\(")
+"""In a file with a mesh with Explicit axes, any statement may compute a typed array."""
 
 _MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 _CACHED_FILES = 64
@@ -130,7 +134,12 @@ class Analyzer:
             default_dtype,
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
+        evaluator.typing = TypeRecorder()
         builder.file_meshes = _find_meshes(walker, builder)
+        typing = TypingPass(evaluator, any(has_explicit_axis_type(m.mesh) for m in builder.file_meshes))
+        walker.on_statement = typing.statement
+        if typing.active:
+            walker.trigger = _TYPED_TRIGGER
         if not builder.file_meshes and builder.fallback_mesh is None:
             builder.fallback_mesh = self._workspace_mesh(path, environment, builder)
         mesh_diagnostics = list(builder.diagnostics)
@@ -148,12 +157,12 @@ class Analyzer:
         sites: list[Site] = []
         diagnostics: list[Diagnostic] = mesh_diagnostics
         for segment in module.source.segments:
-            if not segment.body or not _TRIGGER.search(segment.text):
+            if not segment.body or not walker.trigger.search(segment.text):
                 continue
             key = (id(segment.body[0]), segment.first_line)
             result = cache.segments.get(key)
             if result is None or not self._still_valid(result, module):
-                result = self._analyze_segment(segment, walker, builder, evaluator)
+                result = self._analyze_segment(segment, walker, builder, evaluator, typing)
             fresh[key] = result
             sites.extend(result.sites)
             diagnostics.extend(result.diagnostics)
@@ -169,7 +178,7 @@ class Analyzer:
         assumed = _assumed_count(pragmas, settings, device_count)
         split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
         kept, silenced = split.kept, split.silenced
-        ordered = tuple(sorted(sites, key=lambda s: (s.span, s.name or "")))
+        ordered = tuple(sorted(_unique_types(sites), key=lambda s: (s.span, s.name or "")))
         return FileAnalysis(
             path,
             ordered,
@@ -265,17 +274,26 @@ class Analyzer:
         return cache
 
     def _analyze_segment(
-        self, segment: Segment, walker: Walker, builder: SiteBuilder, evaluator: Evaluator
+        self,
+        segment: Segment,
+        walker: Walker,
+        builder: SiteBuilder,
+        evaluator: Evaluator,
+        typing: TypingPass,
     ) -> _SegmentResult:
         reads = Reads()
         evaluator.reads = reads
         builder.sites, builder.diagnostics = [], []
+        recorder = evaluator.typing
+        mark = recorder.mark() if recorder is not None else 0
         try:
             with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
                 visits = _recognized(walker.visits([segment]), evaluator)
                 for visit, qualname in visits:
                     if qualname not in MESH_CONSTRUCTORS:
                         _run(builder, visit, qualname)
+                if recorder is not None:
+                    typing.report(builder, recorder.since(mark))
                 diagnostics = builder.diagnostics + _legacy_mesh_contexts(visits)
         finally:
             evaluator.reads = None
@@ -315,6 +333,21 @@ class Analyzer:
             if scope is None or scope.binding_key(name) != key:
                 return False
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
+
+
+def _unique_types(sites: list[Site]) -> list[Site]:
+    """Each typed array once: a segment reports the types it evaluated, also those of statements
+    elsewhere in the file whose values it reused."""
+    seen: set[tuple[object, ...]] = set()
+    unique = []
+    for site in sites:
+        if site.jax_type is not None:
+            key = (site.kind, site.span, site.jax_type, site.name)
+            if key in seen:
+                continue
+            seen.add(key)
+        unique.append(site)
+    return unique
 
 
 def _memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:
@@ -411,6 +444,8 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     if recognizer is None:
         return
     evaluator = builder.evaluator
+    mesh = context_mesh(visit.context)
+    evaluator.context_mesh = mesh.mesh if mesh is not None else None
     args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome.

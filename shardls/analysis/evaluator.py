@@ -27,6 +27,8 @@ from shardls.analysis.scopes import (
     dotted_name,
 )
 from shardls.analysis.shapes import array_operation
+from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
+from shardls.analysis.sharded.operations import typed_binop
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
     ArrayV,
@@ -37,6 +39,7 @@ from shardls.analysis.values import (
     DictV,
     FunctionV,
     InstanceV,
+    MeshV,
     ModuleV,
     Origin,
     Ref,
@@ -49,6 +52,7 @@ from shardls.analysis.values import (
     assumption_of,
     options,
 )
+from shardls.core import parse_dtype
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
 }
 
 _EMPTY_CALL = ast.Call(func=ast.Name("_"), args=[], keywords=[])
+_BOOL = parse_dtype("bool")
 
 _BUILTIN_NAMES = frozenset(
     [
@@ -265,6 +270,15 @@ class Evaluator:
         self._functions: dict[int, FunctionInfo] = {}
         self.reads: Reads | None = None
         """When set, every module-level name and workspace module the evaluation reads is noted."""
+        self.typing: TypeRecorder | None = None
+        """When set, every operation evaluated on arrays of known sharded type is recorded."""
+        self.context_mesh: MeshV | None = None
+        """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
+        bare spec means for sharding in types."""
+        self.branching = 0
+        """How many values with several options (`Choice`) the current evaluation is inside: a
+        result computed from one option is one possibility, not a certainty."""
+        self._memo_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = {}
 
     @property
     def budget_left(self) -> int | None:
@@ -486,6 +500,10 @@ class Evaluator:
 
     def _eval_Compare(self, node: ast.Compare, frame: Frame) -> Value:
         left = self.eval(node.left, frame)
+        if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.In, ast.NotIn, ast.Is, ast.IsNot)):
+            compared = self._array_comparison(node, left, frame)
+            if compared is not None:
+                return compared
         operands = [left]
         for op, comparator in zip(node.ops, node.comparators):
             right = self.eval(comparator, frame)
@@ -509,6 +527,15 @@ class Evaluator:
                 return assuming(Const(False), *operands)
             left = right
         return assuming(Const(True), *operands)
+
+    def _array_comparison(self, node: ast.Compare, left: Value, frame: Frame) -> Value | None:
+        """`x > 0` on arrays: a boolean array of the broadcast shape (typed when `x`'s type is)."""
+        right = self.eval(node.comparators[0], frame)
+        if not isinstance(left, ArrayV) and not isinstance(right, ArrayV):
+            return None
+        shaped = array_operation(ast.Add, left, right)
+        base = replace(shaped, dtype=_BOOL) if isinstance(shaped, ArrayV) else shaped
+        return typed_binop(self, type(node.ops[0]), left, right, node, frame, base) or base
 
     def _eval_IfExp(self, node: ast.IfExp, frame: Frame) -> Value:
         truth = truthiness(self.eval(node.test, frame))
@@ -724,10 +751,13 @@ class Evaluator:
         key = (id(binding), id(locals_) if locals_ else 0)
         cached = self._memo.get(key)
         if cached is not None:
+            if self.typing is not None and key in self._memo_events:
+                self.typing.replay(self._memo_events[key])
             return cached
         if key in self._active:
             return Unknown(f"{binding.name!r} is defined in terms of itself", symbol=binding.name)
         self._active.add(key)
+        mark = self.typing.mark() if self.typing is not None else 0
         try:
             module = (
                 frame.module if frame is not None and scope is frame.scope else self._module_of(scope, frame)
@@ -744,6 +774,10 @@ class Evaluator:
         finally:
             self._active.discard(key)
         self._memo[key] = value
+        if self.typing is not None:
+            events = self.typing.since(mark)
+            if events:
+                self._memo_events[key] = events
         return value
 
     def _module_of(self, scope: Scope, frame: Frame | None) -> ModuleInfo:
@@ -1088,9 +1122,11 @@ class Evaluator:
 
     def binop(self, op: type[ast.operator], left: Value, right: Value, node: ast.AST, frame: Frame) -> Value:
         if isinstance(left, Choice) or isinstance(right, Choice):
-            results = [
-                self.binop(op, a, b, node, frame) for a, b in itertools.product(options(left), options(right))
-            ]
+            with self.branches():
+                results = [
+                    self.binop(op, a, b, node, frame)
+                    for a, b in itertools.product(options(left), options(right))
+                ]
             return self.choice(results)
         if isinstance(left, Seq) and isinstance(right, Seq) and op is ast.Add:
             if len(left.items) + len(right.items) > self.limits.collection:
@@ -1108,7 +1144,7 @@ class Evaluator:
             return assuming(self._arith(op, left.value, right.value, node, frame), left, right)
         array = array_operation(op, left, right)
         if array is not None:
-            return array
+            return typed_binop(self, op, left, right, node, frame, array) or array
         symbol = _binop_symbol(op, left, right)
         return Unknown("arithmetic on unknown values", symbol=symbol)
 
@@ -1166,8 +1202,18 @@ class Evaluator:
 
     def _map(self, value: Value, function: Callable[[Value], Value]) -> Value:
         if isinstance(value, Choice):
-            return self.choice([function(option) for option in value.options])
+            with self.branches():
+                return self.choice([function(option) for option in value.options])
         return function(value)
+
+    @contextlib.contextmanager
+    def branches(self) -> Iterator[None]:
+        """Evaluating each option of a value in turn (see `branching`)."""
+        self.branching += 1
+        try:
+            yield
+        finally:
+            self.branching -= 1
 
 
 def _expression_text(node: ast.AST) -> str:

@@ -44,6 +44,9 @@ class SiteKind(enum.Enum):
     PARAM = "param"
     ARRAY_TYPE = "array_type"
     """An array computed from arrays of known sharded type (Explicit axes): `y = x @ w`."""
+    ARRAY_NAME = "array_name"
+    """A name bound to an array of known sharded type, where the code reads or assigns it: for
+    hovers only (the expression that computes the array is its ARRAY_TYPE site)."""
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,11 @@ def _known_product(axes: tuple[str, ...], sizes: Mapping[str, int]) -> int | Non
     """The number of parts `axes` split a dimension into, when every size is known."""
     known = [sizes.get(axis, 0) for axis in axes]
     return math.prod(known) if all(size >= 1 for size in known) else None
+
+
+def listed_sites(sites: tuple[Site, ...]) -> list[Site]:
+    """The sites `--show-layouts` lists: not the names of typed arrays, which only serve hovers."""
+    return [site for site in sites if site.kind is not SiteKind.ARRAY_NAME]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.facts import Span
 from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec, Problem
+from shardls.core.typing import ShardedType
 
 if TYPE_CHECKING:
     from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
@@ -200,6 +201,22 @@ class ShardingV(Value):
 
 
 @dataclass(frozen=True)
+class TypedArray:
+    """What `jax.typeof` says of an array on a mesh with Explicit axes (sharding in types), known
+    only when its shape, dtype, spec and mesh all are; and where each mesh axis entered its type."""
+
+    type: ShardedType
+    mesh: MeshV
+    sources: tuple[tuple[str, str], ...] = ()
+    """(mesh axis, where it entered: `device_put at line 4`), for the axes the type names."""
+    assumptions: tuple[str, ...] = ()
+    """What the type rests on beyond the code (an assumed device count behind the mesh)."""
+
+    def source_of(self, axis: str) -> str | None:
+        return next((where for name, where in self.sources if name == axis), None)
+
+
+@dataclass(frozen=True)
 class ArrayV(Value):
     shape: tuple[Value, ...] | None
     dtype: DType | None = None
@@ -207,6 +224,8 @@ class ArrayV(Value):
     placed: bool = False
     """The sharding comes from `device_put`, `with_sharding_constraint` or `reshard`, whose own
     site checks it (not from `out_sharding=` when the array was made)."""
+    typed: TypedArray | None = None
+    """Its sharded type, when the mesh has Explicit axes and every fact behind it is known."""
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,9 @@ class Walker:
     calls: re.Pattern[str]
     """Statements that do not match contain no call worth visiting (a cheap text test that
     saves walking most expressions)."""
+    on_statement: Callable[[ast.stmt, Frame, Context], None] | None = None
+    """Called for every simple statement a discovery walk reaches, with its frame and context
+    (the typing pass evaluates the arrays it computes)."""
 
     def visits(self, segments: Iterable[Segment] | None = None) -> Iterator[Visit]:
         """Every call in the given segments (default: all segments that match the trigger)."""
@@ -169,6 +172,8 @@ class Walker:
                     inner = self._enter(item.context_expr, here, inner)
                 yield from self._statements(stmt.body, frame, inner, scope, search)
             else:
+                if self.on_statement is not None and search.callee is None:
+                    self.on_statement(stmt, here, context)
                 text = "\n".join(lines[stmt.lineno - 1 : stmt.end_lineno])
                 if (search.callee in text) if search.callee is not None else self.calls.search(text):
                     for expression in _own_expressions(stmt):

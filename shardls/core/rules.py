@@ -1,7 +1,8 @@
 """The core's rule catalogue: stable codes, names and default severities.
 
 Codes never change meaning once published (users write them in `ignore` lists and suppression
-comments). SH0xx are about a PartitionSpec meeting a shape, SH1xx about meshes.
+comments). SH0xx are about a PartitionSpec meeting a shape, SH1xx about meshes, SH3xx about
+sharding in types (the trace-time errors of operations on Explicit axes).
 """
 
 from __future__ import annotations
@@ -133,6 +134,72 @@ _RULES = (
         Severity.ERROR,
     ),
     Rule("SH109", "mesh-several-fill-axes", "More than one mesh size is `-1`.", Severity.ERROR),
+    Rule(
+        "SH301",
+        "ambiguous-contraction-sharding",
+        "A contraction's contracting dimensions are sharded on both operands and no `out_sharding=` says where the result goes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH302",
+        "inconsistent-contraction-sharding",
+        "The contracting or batch dimensions of a contraction are sharded over different mesh axes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH303",
+        "duplicate-axis-in-result",
+        "An operation's result would split two of its dimensions over the same mesh axis.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH304",
+        "incompatible-broadcast-shardings",
+        "The operands of an elementwise operation shard the same dimension over different mesh axes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH305",
+        "unsupported-sharded-reshape",
+        "A reshape of a sharded array that is neither one split nor one merge of dimensions, without `out_sharding=`.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH306",
+        "select-sharding-mismatch",
+        "`jnp.where`/`lax.select` with cases (or a non-scalar condition) sharded differently.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH307",
+        "concatenate-sharding-mismatch",
+        "`jnp.concatenate`/`jnp.stack` (or `lax.concatenate`) of operands sharded differently.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH308",
+        "sharded-indexing-needs-out-sharding",
+        "Indexing or slicing a sharded dimension where JAX cannot infer the result's sharding: a gather, or a slice its mesh axes do not divide.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH309",
+        "cumulative-over-sharded-axis",
+        "`jnp.cumsum`/`cumprod`/`cummax`/`cummin` along a sharded dimension, or without an axis on a sharded array.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH311",
+        "unreduced-rule-violation",
+        "An operation given unreduced or reduced arrays in a combination its unreduced rule rejects.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH312",
+        "unreduced-rule-missing",
+        "An operation JAX has no unreduced rule for, applied to an array with unreduced (or reduced) axes.",
+        Severity.ERROR,
+    ),
 )
 
 CORE_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from shardls.analysis.facts import Diagnostic, Dim, MeshFact, ShardDim, Site, SymbolicDim
+from shardls.analysis.facts import Diagnostic, Dim, MeshFact, ShardDim, Site, SiteKind, SymbolicDim
 from shardls.analysis.rules import ALL_RULES
 from shardls.core import PartitionSpec, UsageContext
 from shardls.render.grid import device_grid
@@ -152,6 +152,7 @@ def describe_site(
     """
     text = _Text(markdown)
     lines = [_first_line(site, text), *_figures(site)]
+    lines += _type_lines(site, text)
     lines += text.section("problems", [problem_text(d) for d in problems])
     lines += text.section("needs (not checked: a size is not known here)", requirements(site))
     lines += text.section("assumptions", site.assumptions)
@@ -166,7 +167,8 @@ def describe_site(
         lines.append(text.field("logical spec", text.code(spec_text(site.logical_spec))))
     if site.rule_chain:
         lines += text.section("rules", site.rule_chain)
-    lines.append(text.field("used in", site.context.label))
+    if site.kind is not SiteKind.ARRAY_TYPE:
+        lines.append(text.field("used in", site.context.label))
     grid = _grid(site, text, width)
     lines += [*grid, ""] if grid and site.provenance else grid
     lines += text.section("where the numbers come from", site.provenance)
@@ -262,7 +264,25 @@ def problem_text(diagnostic: Diagnostic) -> str:
     return f"{diagnostic.severity.value} {diagnostic.code}{name}: {diagnostic.message}"
 
 
+def _type_lines(site: Site, text: _Text) -> list[str]:
+    """For an array of known sharded type: `jax.typeof`, why part of its layout is not known, and
+    which line gave each mesh axis its place."""
+    if site.jax_type is None:
+        return []
+    lines = [text.field("jax.typeof", text.code(site.jax_type))]
+    if site.compiler_chosen:
+        axes = ", ".join(text.code(a) for a in site.compiler_chosen)
+        lines.append(f"along the Auto axes {axes} the compiler chooses where the data lies (not shown)")
+    if site.layout is None and site.spec is not None and site.spec.unreduced:
+        axes = ", ".join(text.code(a) for a in sorted(site.spec.unreduced))
+        lines.append(f"holds partial sums over {axes} until it is reduced")
+    lines += text.section("sharding from", site.type_sources)
+    return lines
+
+
 def _first_line(site: Site, text: _Text) -> str:
+    if site.jax_type is not None and site.layout is None:
+        return f"{text.code(site.jax_type)}  →  per device: not known here (see below)"
     whole = global_type(site)
     if whole is None:
         spec = spec_text(site.spec) if site.spec is not None else "no spec"

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.shape_use import unpacked_parameter
 from shardls.analysis.scopes import ClassInfo, Scope
-from shardls.analysis.values import BoundMethod, Const, Value
+from shardls.analysis.sharded.operations import has_method, typed_attribute, typed_call, typed_method
+from shardls.analysis.values import ArrayV, BoundMethod, Const, Value
 from shardls.core import DType
 
 
@@ -131,19 +132,18 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.calls.get(qualname)
-        if handler is None:
-            return None
-        return handler(CallArgs(evaluator, self, qualname, args, kwargs, node, frame))
+        call = CallArgs(evaluator, self, qualname, args, kwargs, node, frame)
+        return typed_call(call, handler(call) if handler is not None else None)
 
     def attribute(
         self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
     ) -> Value | None:
-        if (type(base).__name__, attr) in self.methods:
+        if (type(base).__name__, attr) in self.methods or (isinstance(base, ArrayV) and has_method(attr)):
             return BoundMethod(base, attr)
         for handler in self.attributes:
             found = handler(self, evaluator, base, attr, frame)
             if found is not None:
-                return found
+                return typed_attribute(evaluator, base, attr, node, frame, found)
         return None
 
     def method(
@@ -156,9 +156,9 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.methods.get((type(method.base).__name__, method.name))
-        if handler is None:
-            return None
-        return handler(self, method, CallArgs(evaluator, self, method.name, args, kwargs, node, frame))
+        call = CallArgs(evaluator, self, method.name, args, kwargs, node, frame)
+        result = handler(self, method, call) if handler is not None else None
+        return typed_method(call, method.base, result) if isinstance(method.base, ArrayV) else result
 
     def parameter(self, scope: Scope, name: str) -> Value | None:
         """A parameter no call binds, when its function's body says what it is (see `shape_use`)."""

@@ -4,7 +4,8 @@
                       "code", "severity", "message"}, ...],
      "layouts": [{"path", "cell", "line", "column", "kind", "name", "global_shape",
                   "global_formula", "dtype", "spec", "mesh", "shard_shape", "shard_formula",
-                  "min_rank", "requires", "bytes_per_device", "assumptions"}, ...]}
+                  "min_rank", "requires", "bytes_per_device", "assumptions", "jax_type",
+                  "sharding_from"}, ...]}
 
 Positions are 1-based, columns in characters; `cell` is the notebook cell (null for .py
 files). `layouts` is present only with --show-layouts. Every key is always present; a value
@@ -21,6 +22,10 @@ that is not known statically is null:
   `{"dim": 0, "size": null, "formula": "batch", "axes": ["data"], "factor": null}` (`factor`
   is the product of the axes' sizes when known). No problem is reported from these.
 - `bytes_per_device` is null when a size is not known or JAX rejects the layout.
+- `jax_type`: for an array computed from arrays of known sharded type on a mesh with Explicit
+  axes (kind `array_type`, at the expression that computes it), what `jax.typeof` says, in
+  JAX's notation (`"float32[16@Y,8@X]"`); null for other kinds. `sharding_from` says which line
+  gave each mesh axis its place in the type (`"X: device_put at line 7"`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from shardls.analysis.facts import Diagnostic, Dim, Site
+from shardls.analysis.facts import Diagnostic, Dim, Site, listed_sites
 from shardls.cli.check_files import FileReport, Location
 from shardls.cli.output.common import OutputOptions, diagnostics
 from shardls.render.site_text import dim_text, shard_formula
@@ -43,7 +48,7 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
         document["layouts"] = [
             {**_where(report.path, report.locate(site.span)), **layout_json(site)}
             for report in reports
-            for site in report.sites
+            for site in listed_sites(report.sites)
         ]
     json.dump(document, out, indent=2)
     out.write("\n")
@@ -89,6 +94,8 @@ def layout_json(site: Site) -> dict[str, object]:
         ],
         "bytes_per_device": site.bytes_per_device,
         "assumptions": list(site.assumptions),
+        "jax_type": site.jax_type,
+        "sharding_from": list(site.type_sources),
     }
 
 

@@ -1,0 +1,218 @@
+"""Applying a core sharding rule where the interpreter evaluates an operation, when every fact the
+rule needs is known, and recording what it gave.
+
+A type exists only on a mesh with Explicit axes, for an array whose shape, dtype and spec are
+known (`TypedArray`); every other array stays as the interpreter had it. A rejected operation
+records the problem and leaves its result untyped, so nothing downstream is typed from an
+operation JAX would not trace.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shardls.analysis.sharded.events import TypeEvent
+from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, TypedArray, Value, as_int
+from shardls.core import AxisType, DType, Layout, PartitionSpec
+from shardls.core.typing import ShapeError, ShardedType, TypeRejected, placed, scalar
+from shardls.core.typing.promotion import FLOAT32, INT32
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator, Frame
+
+Rule = Callable[[], ShardedType]
+
+
+class Unreadable(enum.Enum):
+    """An argument the rule depends on whose value is not known: the rule must not be applied
+    (JAX's result depends on it)."""
+
+    ARGUMENT = enum.auto()
+
+
+UNREADABLE = Unreadable.ARGUMENT
+
+_REPLICATED = SpecV(PartitionSpec.of())
+
+
+def typed(value: Value | None) -> TypedArray | None:
+    return value.typed if isinstance(value, ArrayV) else None
+
+
+def has_explicit_axis(mesh: MeshV) -> bool:
+    return any(t is AxisType.EXPLICIT for t in mesh.mesh.axis_types) and mesh.mesh.is_resolved
+
+
+def operand(value: Value, like: TypedArray) -> ShardedType | None:
+    """An operand as JAX's rule sees it: a typed array on the same mesh, or a Python number
+    (weakly typed, rank 0); None when its type is not known."""
+    found = typed(value)
+    if found is not None:
+        return found.type if found.type.mesh == like.type.mesh else None
+    if isinstance(value, Const) and not isinstance(value.value, bool):
+        if isinstance(value.value, int):
+            return scalar(like.type, INT32)
+        if isinstance(value.value, float):
+            return scalar(like.type, FLOAT32)
+    return None
+
+
+def first_typed(values: Sequence[Value | None]) -> TypedArray | None:
+    return next((t for t in (typed(v) for v in values) if t is not None), None)
+
+
+def apply(
+    evaluator: Evaluator,
+    frame: Frame,
+    node: ast.AST,
+    operation: str,
+    operands: Sequence[TypedArray],
+    rule: Rule,
+    base: Value | None,
+) -> Value | None:
+    """The result of `rule` as a value (`base`, the interpreter's own result, with the type), or
+    `base` untyped when JAX rejects the operation (recorded) or the call is malformed."""
+    try:
+        result = rule()
+    except TypeRejected as rejected:
+        _record(evaluator, frame, node, operation, None, operands, rejected)
+        return untyped(base)
+    except ShapeError:
+        return untyped(base)
+    mesh = operands[0].mesh
+    here = f"{operation} at line {frame.line_of(node) + 1}"
+    typed_result = TypedArray(result, mesh, _sources(result, operands, here), _assumptions(operands))
+    _record(evaluator, frame, node, operation, typed_result, operands, None)
+    return with_type(base, typed_result)
+
+
+def place(
+    evaluator: Evaluator,
+    frame: Frame,
+    node: ast.AST,
+    operation: str,
+    sharding: ShardingV,
+    array: ArrayV,
+    source: TypedArray | None,
+) -> ArrayV:
+    """`array` placed by `sharding` (device_put, reshard, creation with `out_sharding=`): typed when
+    the mesh (the sharding's, or the context mesh for a bare spec) has Explicit axes and the spec,
+    shape and dtype are known. An invalid layout stays untyped: the placement's own site reports
+    it."""
+    mesh = sharding.mesh if sharding.mesh is not None else evaluator.context_mesh
+    dims = _concrete(array.shape)
+    if mesh is None or not has_explicit_axis(mesh) or sharding.spec.unknown_entries:
+        return array
+    if dims is None or array.dtype is None:
+        return array
+    outcome = placed(mesh.mesh, sharding.spec.spec, dims, array.dtype)
+    if isinstance(outcome, Layout):
+        return untyped_array(array)
+    here = f"{operation} at line {frame.line_of(node) + 1}"
+    assumptions = tuple(dict.fromkeys((*mesh.assumptions, *(source.assumptions if source else ()))))
+    result = TypedArray(outcome, mesh, _sources(outcome, (), here), assumptions)
+    _record(evaluator, frame, node, operation, result, (source,) if source else (), None, placement=True)
+    return replace(array, typed=result)
+
+
+def replicated(evaluator: Evaluator, frame: Frame, node: ast.AST, operation: str, array: ArrayV) -> ArrayV:
+    """An array made without a sharding under a context mesh with Explicit axes: replicated on it
+    (`jnp.ones((8, 16))` is `float32[8,16]`)."""
+    mesh = evaluator.context_mesh
+    if mesh is None or not has_explicit_axis(mesh):
+        return array
+    return place(evaluator, frame, node, operation, ShardingV(_REPLICATED, mesh), array, None)
+
+
+def untyped(value: Value | None) -> Value | None:
+    return untyped_array(value) if isinstance(value, ArrayV) else value
+
+
+def untyped_array(array: ArrayV) -> ArrayV:
+    return replace(array, typed=None) if array.typed is not None else array
+
+
+def with_type(base: Value | None, result: TypedArray) -> ArrayV:
+    """The interpreter's result with the type; its shape kept when it agrees (its numbers carry
+    their origins), else the type's."""
+    t = result.type
+    if isinstance(base, ArrayV):
+        dims = _concrete(base.shape)
+        shape = base.shape if dims == t.shape else tuple(Const(n) for n in t.shape)
+        return replace(base, shape=shape, dtype=t.dtype, typed=result)
+    return ArrayV(tuple(Const(n) for n in t.shape), t.dtype, typed=result)
+
+
+def spec_argument(value: Value | None) -> PartitionSpec | None | Unreadable:
+    """An `out_sharding=` argument: its spec, or None when absent."""
+    from shardls.analysis.library.convert import sharding_of
+
+    if value is None or (isinstance(value, Const) and value.value is None):
+        return None
+    sharding = sharding_of(value)
+    if sharding is None or sharding.spec.unknown_entries:
+        return UNREADABLE
+    return sharding.spec.spec
+
+
+def dtype_argument(value: Value | None, x64: bool) -> DType | None | Unreadable:
+    from shardls.analysis.library.convert import dtype_of
+
+    if value is None or (isinstance(value, Const) and value.value is None):
+        return None
+    return dtype_of(value, x64) or UNREADABLE
+
+
+def _concrete(shape: tuple[Value, ...] | None) -> tuple[int, ...] | None:
+    if shape is None:
+        return None
+    dims = [as_int(d) for d in shape]
+    return tuple(d for d in dims if d is not None) if all(d is not None and d >= 0 for d in dims) else None
+
+
+def _sources(result: ShardedType, operands: Sequence[TypedArray], here: str) -> tuple[tuple[str, str], ...]:
+    """Each mesh axis of the result, with the line that put it there: an operand's, or this one."""
+    axes = [a for dim in result.spec for a in dim] + sorted(result.unreduced | result.reduced)
+    found: dict[str, str] = {}
+    for axis in axes:
+        origin = next((o.source_of(axis) for o in operands if o.source_of(axis)), None)
+        found.setdefault(axis, origin or here)
+    return tuple(found.items())
+
+
+def _assumptions(operands: Sequence[TypedArray]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(a for o in operands for a in o.assumptions))
+
+
+def _record(
+    evaluator: Evaluator,
+    frame: Frame,
+    node: ast.AST,
+    operation: str,
+    result: TypedArray | None,
+    operands: Sequence[TypedArray],
+    rejected: TypeRejected | None,
+    *,
+    placement: bool = False,
+) -> None:
+    recorder = evaluator.typing
+    if recorder is None or frame.module.path is None:
+        return
+    recorder.record(
+        TypeEvent(
+            frame.module.path,
+            frame.span(node),
+            operation,
+            result,
+            rejected.problem if rejected is not None else None,
+            tuple(operands),
+            evaluator.branching == 0,
+            _assumptions(operands) if result is None else result.assumptions,
+            node,
+            placement,
+        )
+    )
