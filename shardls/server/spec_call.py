@@ -116,15 +116,16 @@ def _normalised(text: str, callee: str) -> PartitionSpec | None:
         call = spec
     if any(isinstance(arg, ast.Starred) for arg in call.args):
         return None
-    entries = [_entry(arg) for arg in call.args]
+    found = [_entry(arg) for arg in call.args]
+    entries = [entry for entry in found if not isinstance(entry, _NotLiteral)]
     keywords = {keyword.arg: _names(keyword.value) for keyword in call.keywords}
-    if any(entry is _NOT_LITERAL for entry in entries) or not set(keywords) <= {"unreduced", "reduced"}:
+    if len(entries) != len(found) or not set(keywords) <= {"unreduced", "reduced"}:
         return None
     unreduced, reduced = keywords.get("unreduced", ()), keywords.get("reduced", ())
     if unreduced is None or reduced is None:
         return None
     return PartitionSpec.of(
-        *(entry for entry in entries if entry is not _NOT_LITERAL),
+        *entries,
         unreduced=unreduced,
         reduced=reduced,
         original=" ".join(text.split()),
@@ -145,10 +146,14 @@ def _callee(node: ast.expr) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
-_NOT_LITERAL = object()
+class _NotLiteral:
+    """An entry that is not a literal: the spec's normalised form is not known here."""
 
 
-def _entry(node: ast.expr) -> RawEntry | object:
+_NOT_LITERAL = _NotLiteral()
+
+
+def _entry(node: ast.expr) -> RawEntry | _NotLiteral:
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, str)):
         return node.value
     if isinstance(node, ast.Attribute) and node.attr == "UNCONSTRAINED":
