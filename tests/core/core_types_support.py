@@ -17,6 +17,7 @@ from shardls.core.typing import (
     ShapeError,
     ShardedType,
     TypeRejected,
+    activation,
     arg_reduce,
     array_split,
     astype,
@@ -93,6 +94,8 @@ def _apply(op: list[Any], x: ShardedType, inputs: list[ShardedType]) -> ShardedT
         return astype(x, parse_dtype(op[1]))
     if name == "zeros_like":
         return full_like(x)
+    if name == "activation":
+        return activation(op[1], x, op[2])
     if name == "index":
         return index(x, index_items(op[1], inputs))
     if name == "at_get":
@@ -183,6 +186,9 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
                 x = x.astype(op[1])
             elif name == "zeros_like":
                 x = jnp.zeros_like(x)
+            elif name == "activation":
+                f = getattr(jax.nn, op[1])
+                x = f(x, axis=op[2]) if op[1] in ("softmax", "log_softmax") else f(x)
             elif name == "index":
                 x = x[index_items(op[1], args)]
             elif name == "at_get":

@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from shardls.core import AxisType, Mesh, PartitionSpec, parse_dtype
-from shardls.core.typing import ShapeError, ShardedType, TypeRejected, index
+from shardls.core.typing import ACTIVATIONS, ShapeError, ShardedType, TypeRejected, index
 from shardls.core.typing.results import check_divisible
 from shardls.core.typing.types import explicit_spec
 
@@ -260,6 +260,9 @@ def _random_selection_op(rng: random.Random, program: Program, mesh: Mesh, x: Sh
     """Indexing, slicing, gather, concatenate, stack and split of the current value."""
     shape = list(x.shape)
     rank = len(shape)
+    if rng.random() < 0.1:
+        axis = rng.randrange(-rank, rank) if rank and rng.random() < 0.5 else -1 if rank else None
+        return ["activation", rng.choice(ACTIVATIONS), axis]
     r = rng.random()
     if r < 0.45:
         return _random_index(rng, program, mesh, x)

@@ -6,6 +6,7 @@ core code for a bad spec) where JAX's own rule raises, and `ShapeError` where th
 malformed before sharding matters.
 """
 
+from shardls.core.typing.activations import ACTIVATIONS, activation
 from shardls.core.typing.concatenate import concatenate, lax_concatenate, stack
 from shardls.core.typing.contraction import dot, dot_general, einsum, matmul
 from shardls.core.typing.elementwise import (
@@ -29,6 +30,7 @@ from shardls.core.typing.split import array_split, lax_split, split
 from shardls.core.typing.types import ShardedType, placed, type_of_layout
 
 __all__ = [
+    "ACTIVATIONS",
     "BINARY_OPS",
     "CUMULATIVE",
     "Index",
@@ -37,6 +39,7 @@ __all__ = [
     "ShapeError",
     "ShardedType",
     "TypeRejected",
+    "activation",
     "arg_reduce",
     "array_split",
     "astype",

@@ -285,8 +285,11 @@ def unary(op: str, x: ShardedType) -> ShardedType:
         raise ShapeError(
             "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, complexfloating."
         )
+    if op == "square" and x.dtype == BOOL:
+        x = convert(x, INT32)  # jnp.square multiplies in int32
     if kind is Result.INEXACT and not is_inexact(x.dtype):
-        x = convert(x, FLOAT32, x.weak_type)
+        # `promote_dtypes_inexact`: a weak integer stays weak as a float; bool has no weak kind.
+        x = convert(x, FLOAT32, x.weak_type and x.dtype != BOOL)
     if x.unreduced:
         raise _not_implemented(primitive)
     return ShardedType(x.shape, x.dtype, x.mesh, x.spec, frozenset(), x.reduced, x.weak_type)

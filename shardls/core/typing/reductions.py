@@ -34,7 +34,7 @@ REDUCTIONS = tuple(_PRIMITIVES)
 CUMULATIVE = ("cumsum", "cumprod", "cummax", "cummin")
 
 
-def _axes(x: ShardedType, axis: Axis) -> tuple[int, ...]:
+def check_axes(x: ShardedType, axis: Axis) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(x.rank))
     wanted = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -72,7 +72,7 @@ def reduce_generic(x: ShardedType, axes: tuple[int, ...]) -> ShardedType:
 
 def reduce(op: str, x: ShardedType, axis: Axis = None, *, keepdims: bool = False) -> ShardedType:
     """`jnp.<op>(x, axis=..., keepdims=...)` for op in REDUCTIONS."""
-    axes = _axes(x, axis)
+    axes = check_axes(x, axis)
     primitive = _PRIMITIVES[op]
     if op in ("max", "min") and any(x.shape[d] == 0 for d in axes):
         raise ShapeError(f"zero-size array to reduction operation {op} which has no identity", VALUE_ERROR)
@@ -110,9 +110,9 @@ def arg_reduce(op: str, x: ShardedType, axis: int | None = None, *, keepdims: bo
     operand = x
     if axis is None:
         operand = reshape(x, (x.size,))
-        (dim,) = _axes(operand, 0)
+        (dim,) = check_axes(operand, 0)
     else:
-        (dim,) = _axes(x, axis)
+        (dim,) = check_axes(x, axis)
     if operand.shape[dim] == 0:
         raise ShapeError("argmin and argmax require non-empty reduced dimension.", VALUE_ERROR)
     not_implemented_for_unreduced(op, operand)
@@ -141,7 +141,7 @@ def cumulative(op: str, x: ShardedType, axis: int | None = None) -> ShardedType:
             )
         x = reshape(x, (x.size,))
         axis = 0
-    (dim,) = _axes(x, axis)
+    (dim,) = check_axes(x, axis)
     dtype = _promote_integer(x.dtype) if op in ("cumsum", "cumprod") else x.dtype
     operand = convert(x, dtype)
     _dangerous(operand, "pspec[...]")
