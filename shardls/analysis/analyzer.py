@@ -23,7 +23,7 @@ from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sharded.events import TypeRecorder
-from shardls.analysis.sharded.typing_pass import TypingPass, context_mesh, has_explicit_axis_type
+from shardls.analysis.sharded.typing_pass import TypingPass, context_mesh, has_explicit_axis_type, tracing
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
 from shardls.analysis.suppressions import INVALID, apply_suppressions
@@ -37,7 +37,7 @@ _TRIGGER = re.compile(
     r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit"
 )
 
-_TYPED_TRIGGER = re.compile(_TRIGGER.pattern + r"|[-+*/@<>]|\.T\b|\w\(")
+_TYPED_TRIGGER = re.compile(_TRIGGER.pattern + r"|[-+*/@<>]|\.T\b|\w[([]")
 """In a file with a mesh with Explicit axes, any statement may compute a typed array."""
 
 _MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
@@ -446,6 +446,7 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     evaluator = builder.evaluator
     mesh = context_mesh(visit.context)
     evaluator.context_mesh = mesh.mesh if mesh is not None else None
+    evaluator.tracing = tracing(visit.context)
     args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome.

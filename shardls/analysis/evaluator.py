@@ -28,7 +28,7 @@ from shardls.analysis.scopes import (
 )
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
-from shardls.analysis.sharded.operations import typed_binop
+from shardls.analysis.sharded.operations import typed_binop, typed_subscript
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
     ArrayV,
@@ -275,6 +275,9 @@ class Evaluator:
         self.context_mesh: MeshV | None = None
         """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
         bare spec means for sharding in types."""
+        self.tracing: bool | None = None
+        """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
+        None when the analysis does not know. JAX indexes a concrete sharded array differently."""
         self.branching = 0
         """How many values with several options (`Choice`) the current evaluation is inside: a
         result computed from one option is one possibility, not a certainty."""
@@ -553,9 +556,18 @@ class Evaluator:
                 for part in (node.slice.lower, node.slice.upper, node.slice.step)
             ]
             part = node.slice
-            return self._map(base, lambda b: self._slice(b, part, bounds, frame))
+            given = (part.lower, part.upper, part.step)
+            known = all(b is not None or p is None for b, p in zip(bounds, given))
+            window: slice | Value = slice(*bounds) if known else Unknown("slice bounds unknown")
+            return self._map(
+                base,
+                lambda b: typed_subscript(self, b, window, node, frame, self._slice(b, part, bounds, frame)),
+            )
         index = self.eval(node.slice, frame)
-        return self._map(base, lambda b: self.subscript(b, index, node, frame))
+        return self._map(
+            base,
+            lambda b: typed_subscript(self, b, index, node, frame, self.subscript(b, index, node, frame)),
+        )
 
     def _slice(self, base: Value, part: ast.Slice, bounds: list[int | None], frame: Frame) -> Value:
         if any(b is None and p is not None for b, p in zip(bounds, (part.lower, part.upper, part.step))):

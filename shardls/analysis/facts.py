@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shardls.core import DType, Layout, Mesh, PartitionSpec, Severity, UsageContext
+from shardls.core.movement import DataMovement
 
 
 @dataclass(frozen=True, order=True)
@@ -140,6 +141,8 @@ class Site:
     """Where each mesh axis of the type entered it (`X: device_put at line 4`)."""
     compiler_chosen: tuple[str, ...] = ()
     """Auto axes of the mesh: where the data lies along them is the compiler's choice."""
+    movement: DataMovement | None = None
+    """For a placement of an array whose layout was known: what each device must receive."""
 
     @property
     def shard_shape(self) -> tuple[Dim, ...] | None:

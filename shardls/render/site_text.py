@@ -19,6 +19,7 @@ from shardls.analysis.rules import ALL_RULES
 from shardls.core import PartitionSpec, UsageContext
 from shardls.render.grid import device_grid
 from shardls.render.layout_text import mesh_text, spec_text
+from shardls.render.movement import movement_text
 from shardls.render.units import human_bytes, short_bytes
 
 
@@ -270,6 +271,8 @@ def _type_lines(site: Site, text: _Text) -> list[str]:
     if site.jax_type is None:
         return []
     lines = [text.field("jax.typeof", text.code(site.jax_type))]
+    if site.movement is not None:
+        lines.append(movement_text(site.movement))
     if site.compiler_chosen:
         axes = ", ".join(text.code(a) for a in site.compiler_chosen)
         lines.append(f"along the Auto axes {axes} the compiler chooses where the data lies (not shown)")

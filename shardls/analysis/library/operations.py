@@ -15,6 +15,7 @@ from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import dtype_of, sharding_of
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
 from shardls.analysis.shapes import IndexItem, Shape, array_operation, dot_shape, einsum_shape, index_shape
+from shardls.analysis.sharded.operations import typed_get
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
@@ -42,6 +43,8 @@ class IndexedV(Value):
 
     array: ArrayV
     shape: Shape | None
+    index: Value | slice | None = None
+    """The index itself, for the sharding rule of `.get(out_sharding=...)`."""
 
 
 _UPDATES = ("set", "apply", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max")
@@ -112,7 +115,7 @@ def _index(base: Value, index: Value | slice) -> Value | None:
     if isinstance(base, ArrayV):
         return ArrayV(_indexed(base, index), base.dtype)
     if isinstance(base, IndexerV):
-        return IndexedV(base.array, _indexed(base.array, index))
+        return IndexedV(base.array, _indexed(base.array, index), index)
     return None
 
 
@@ -120,7 +123,8 @@ def _index(base: Value, index: Value | slice) -> Value | None:
 def _get(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     indexed = method.base
     assert isinstance(indexed, IndexedV)
-    return ArrayV(indexed.shape, indexed.array.dtype, sharding_of(call.get(None, "out_sharding")))
+    result = ArrayV(indexed.shape, indexed.array.dtype, sharding_of(call.get(None, "out_sharding")))
+    return typed_get(call, indexed.array, indexed.index, result)
 
 
 @methods(IndexedV, *_UPDATES)

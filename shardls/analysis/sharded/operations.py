@@ -24,25 +24,38 @@ from shardls.analysis.sharded.propagate import (
     typed,
     untyped,
 )
-from shardls.analysis.values import ArrayV, Const, Seq, TypedArray, Value, as_int, as_str
+from shardls.analysis.values import ArrayV, Const, Seq, TypedArray, Unknown, Value, as_int, as_str
+from shardls.core import PartitionSpec
 from shardls.core.typing import (
+    ACTIVATIONS,
     CUMULATIVE,
     REDUCTIONS,
+    Index,
+    ShapeError,
     ShardedType,
+    TypeRejected,
+    activation,
     arg_reduce,
+    array_split,
     astype,
     binary,
+    concatenate,
     cumulative,
     dot,
     einsum,
     expand_dims,
     full_like,
+    index,
+    lax_concatenate,
+    lax_slice,
     matmul,
     moveaxis,
     reduce,
     relu,
     reshape,
+    split,
     squeeze,
+    stack,
     swapaxes,
     transpose,
     unary,
@@ -98,10 +111,9 @@ _UNARY_FUNCTIONS = {
     "jax.lax.rsqrt": "sqrt",
     "jax.nn.sigmoid": "sigmoid",
     "jax.nn.tanh": "tanh",
-    **{f"jax.nn.{n}": "tanh" for n in ("gelu", "silu", "swish", "softplus", "elu", "selu", "log_sigmoid")},
 }
 """Each function with the core unary rule it shares: every one keeps its operand's sharding and
-converts an integer operand to float (the `jax.nn` activations are compositions of such ops)."""
+converts an integer operand to float."""
 
 
 # -- operators -----------------------------------------------------------------------------------
@@ -190,20 +202,17 @@ def _relu(call: CallArgs, base: Value | None) -> Value | None:
     return untyped(base) if x is None else _apply(call, [x], lambda: relu(x.type), base)
 
 
-@_calls("jax.nn.softmax", "jax.nn.log_softmax")
-def _softmax(call: CallArgs, base: Value | None) -> Value | None:
-    """`softmax(x, axis)`: a max and a sum over `axis` (keepdims) around elementwise ops, so the
-    result is typed like `exp(x)` once the reductions are accepted."""
+@_calls(*(f"jax.nn.{name}" for name in ACTIVATIONS))
+def _activation(call: CallArgs, base: Value | None) -> Value | None:
+    """`jax.nn.gelu(x)`, `jax.nn.softmax(x, axis=-1)`, ...: each with its own dtype and unreduced rules."""
     x = typed(call.get(0, "x"))
-    axis = _axis(call.get(1, "axis"), default=-1)
-    if x is None or axis is UNREADABLE:
+    name = call.qualname.rsplit(".", 1)[-1]
+    axis = _axis(call.get(1, "axis"), default=-1) if name in ("softmax", "log_softmax") else -1
+    if x is None or axis is UNREADABLE or any(k not in ("axis", "approximate") for k in call.kwargs):
         return untyped(base)
-
-    def rule() -> ShardedType:
-        reduce("max", x.type, axis, keepdims=True)
-        return unary("exp", x.type)
-
-    return _apply(call, [x], rule, base)
+    if name == "gelu" and call.get(1, "approximate") not in (None, Const(True), Const(False)):
+        return untyped(base)
+    return _apply(call, [x], lambda: activation(name, x.type, axis), base)
 
 
 @_calls(_JNP + "where")
@@ -373,6 +382,187 @@ def _creation(call: CallArgs, base: Value | None) -> Value | None:
     if sharding is None:
         return untyped(base)
     return place(call.evaluator, call.frame, call.node, name, sharding, base, None)
+
+
+@_calls(_JNP + "concatenate", _JNP + "concat", _JNP + "stack", "jax.lax.concatenate")
+def _join(call: CallArgs, base: Value | None) -> Value | None:
+    """`jnp.concatenate([x, y], axis)`, `jnp.stack(...)`, `lax.concatenate(operands, dimension)`."""
+    arrays = call.get(0, "arrays", "operands")
+    items = arrays.items if isinstance(arrays, Seq) else None
+    operands = [typed(v) for v in items] if items is not None else []
+    if not operands or any(t is None for t in operands):
+        return untyped(base) if any(operands) else base
+    known = [t for t in operands if t is not None]
+    if len({t.type.mesh for t in known}) != 1:
+        return untyped(base)
+    types = [t.type for t in known]
+    name = call.qualname.rsplit(".", 1)[-1]
+    if call.qualname == "jax.lax.concatenate":
+        dimension = as_int(call.get(1, "dimension") or Const(None))
+        if dimension is None:
+            return untyped(base)
+        return _apply(call, known, lambda: lax_concatenate(types, dimension), base)
+    axis = _axis(call.get(1, "axis"), default=0)
+    if axis is UNREADABLE or isinstance(axis, tuple) or call.get(None, "dtype", "out") is not None:
+        return untyped(base)
+    if name == "stack":
+        if axis is None:
+            return untyped(base)
+        at = axis
+        return _apply(call, known, lambda: stack(types, at), base)
+    return _apply(call, known, lambda: concatenate(types, axis), base)
+
+
+@_calls(_JNP + "split", _JNP + "array_split")
+def _split(call: CallArgs, base: Value | None) -> Value | None:
+    """`jnp.split(x, 4, axis=1)`: one typed array per piece (a list of them)."""
+    x = typed(call.get(0, "ary"))
+    sections = call.get(1, "indices_or_sections")
+    count = as_int(sections) if sections is not None else None
+    points = _ints(sections) if count is None else (count,)
+    axis = as_int(call.get(2, "axis") or Const(0))
+    if x is None or points is UNREADABLE or axis is None:
+        return untyped(base) if x else base
+    rule = split if call.qualname.endswith(".split") else array_split
+    pieces_of = count if count is not None else list(points)
+    try:
+        pieces = rule(x.type, pieces_of, axis)
+    except (TypeRejected, ShapeError):
+        return _apply(call, [x], lambda: rule(x.type, pieces_of, axis)[0], base)
+    values = [_apply(call, [x], _constant(t), None) for t in pieces]
+    return Seq(tuple(v if v is not None else Unknown("a piece of split") for v in values), is_list=True)
+
+
+def _constant(t: ShardedType) -> Callable[[], ShardedType]:
+    return lambda: t
+
+
+@_calls("jax.lax.slice")
+def _lax_slice(call: CallArgs, base: Value | None) -> Value | None:
+    x = typed(call.get(0, "operand"))
+    start, limit = _ints(call.get(1, "start_indices")), _ints(call.get(2, "limit_indices"))
+    strides_value = call.get(3, "strides")
+    strides = None if strides_value is None or strides_value == Const(None) else _ints(strides_value)
+    if x is None or start is UNREADABLE or limit is UNREADABLE or strides is UNREADABLE:
+        return untyped(base) if x else base
+    return _apply(call, [x], lambda: lax_slice(x.type, start, limit, strides), base)
+
+
+# -- indexing ------------------------------------------------------------------------------------
+
+
+def typed_subscript(
+    evaluator: Evaluator,
+    base: Value,
+    index_value: Value | slice,
+    node: ast.AST,
+    frame: Frame,
+    result: Value,
+) -> Value:
+    """`x[0:4]`, `x[:, None]`, `table[ids]` on a typed array. Whether the code runs eagerly or is
+    traced changes JAX's answer (an eager partial index of a sharded array is a gather): where the
+    analysis does not know which, the type is given only when both agree."""
+    x = typed(base)
+    if x is None:
+        return result
+    read = _index_entries(index_value, x)
+    if read is None:
+        return untyped(result) or result
+    return _indexed(evaluator, frame, node, x, read, None, result)
+
+
+def typed_get(
+    call: CallArgs, array: Value, index_value: Value | slice | None, result: Value | None
+) -> Value | None:
+    """`x.at[idx].get(out_sharding=...)`: the gather's output sharding, as given."""
+    x = typed(array)
+    if x is None or index_value is None:
+        return untyped(result)
+    read = _index_entries(index_value, x)
+    out = spec_argument(call.get(None, "out_sharding"))
+    if read is None or out is UNREADABLE or set(call.kwargs) - {"out_sharding"}:
+        return untyped(result)
+    return _indexed(call.evaluator, call.frame, call.node, x, read, out, result)
+
+
+def _indexed(
+    evaluator: Evaluator,
+    frame: Frame,
+    node: ast.AST,
+    x: TypedArray,
+    read: tuple[tuple[Index, ...], list[TypedArray]],
+    out: PartitionSpec | None,
+    result: Value | None,
+) -> Value:
+    entries, arrays = read
+    operands = [x, *arrays]
+    tracing = evaluator.tracing
+    if tracing is None and _outcome(x, entries, out, True) != _outcome(x, entries, out, False):
+        return untyped(result) or Unknown("indexing whose sharding depends on whether it is traced")
+    concrete = not tracing
+    typed_result = apply(
+        evaluator,
+        frame,
+        node,
+        "[...]",
+        operands,
+        lambda: index(x.type, entries, concrete=concrete, out_sharding=out),
+        result,
+    )
+    return typed_result if typed_result is not None else Unknown("indexing rejected by JAX")
+
+
+def _outcome(x: TypedArray, entries: tuple[Index, ...], out: PartitionSpec | None, concrete: bool) -> object:
+    """What JAX does with the index, eagerly or traced: the type, or the code it rejects it with."""
+    try:
+        return index(x.type, entries, concrete=concrete, out_sharding=out)
+    except TypeRejected as rejected:
+        return rejected.problem.code
+    except ShapeError as error:
+        return error.jax_error
+
+
+def _index_entries(value: Value | slice, x: TypedArray) -> tuple[tuple[Index, ...], list[TypedArray]] | None:
+    """The index as the core reads it, and the typed index arrays in it; None when some entry is
+    not known."""
+    entries = value.items if isinstance(value, Seq) and not value.is_list else (value,)
+    out: list[Index] = []
+    arrays: list[TypedArray] = []
+    for entry in entries:
+        converted = _index_entry(entry, x)
+        if converted is UNREADABLE:
+            return None
+        out.append(converted)
+        found = typed(entry) if not isinstance(entry, slice) else None
+        if found is not None:
+            arrays.append(found)
+    return tuple(out), arrays
+
+
+def _index_entry(value: Value | slice, x: TypedArray) -> Index | Unreadable:
+    from shardls.analysis.values import Ref, SliceV
+
+    if isinstance(value, slice):
+        return value
+    if isinstance(value, SliceV):
+        bounds = [None if part is None else as_int(part) for part in (value.lower, value.upper, value.step)]
+        given = (value.lower, value.upper, value.step)
+        if any(b is None and part is not None and part != Const(None) for b, part in zip(bounds, given)):
+            return UNREADABLE
+        return slice(*bounds)
+    if isinstance(value, Const) and value.value is None:
+        return None
+    if isinstance(value, Ref) and value.qualname.endswith(".newaxis"):
+        return None
+    if isinstance(value, Ref) and value.qualname == "builtins.Ellipsis":
+        return Ellipsis
+    position = as_int(value)
+    if position is not None:
+        return position
+    found = typed(value)
+    if found is not None and found.type.mesh == x.type.mesh:
+        return found.type
+    return UNREADABLE
 
 
 # -- methods and attributes ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import replace
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Site, SiteKind
@@ -20,6 +21,7 @@ from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.values import ArrayV, TypedArray, Value
 from shardls.analysis.walker import Context, MeshContext
 from shardls.core import AxisType, Mesh, UsageContext
+from shardls.core.movement import MovementRefused, data_movement
 
 NAME = "name"
 """The operation of an event that only says which type a name has where it is written."""
@@ -31,6 +33,14 @@ def context_mesh(context: Context) -> MeshContext | None:
     mesh:`, which sharding in types does not read)."""
     mesh = context.mesh
     return mesh if mesh is not None and not mesh.legacy else None
+
+
+def tracing(context: Context) -> bool | None:
+    """Whether code in this context is traced by `jax.jit` (True), runs eagerly (False: module
+    level, or only called from eager code that shardls sees), or either (None)."""
+    if context.inside_jit:
+        return True
+    return None if context.unknown_caller else False
 
 
 def has_explicit_axis_type(mesh: Mesh) -> bool:
@@ -56,13 +66,15 @@ class TypingPass:
         name = _target(stmt)
         if name is not None:
             self.names[id(value)] = name
-        previous = self.evaluator.context_mesh
-        self.evaluator.context_mesh = mesh.mesh if mesh is not None else None
+        evaluator = self.evaluator
+        previous = evaluator.context_mesh, evaluator.tracing
+        evaluator.context_mesh = mesh.mesh if mesh is not None else None
+        evaluator.tracing = tracing(context)
         try:
-            result = self.evaluator.evaluate(value, frame)
+            result = evaluator.evaluate(value, frame)
             self._names(stmt, value, result, frame)
         finally:
-            self.evaluator.context_mesh = previous
+            evaluator.context_mesh, evaluator.tracing = previous
 
     def _names(self, stmt: ast.stmt, value: ast.expr, result: Value, frame: Frame) -> None:
         """Each name of a typed array in the statement, so that a hover on it answers: the
@@ -89,8 +101,10 @@ class TypingPass:
             )
 
     def report(self, builder: SiteBuilder, events: Iterable[TypeEvent]) -> None:
-        """Sites for typed results, diagnostics for rejections (each once)."""
+        """Sites for typed results, diagnostics for rejections (each once). A result where a
+        recognizer already put a site (a placement, an `out_sharding=`) completes that site."""
         seen: set[tuple[object, ...]] = set()
+        placed = {site.span: index for index, site in enumerate(builder.sites)}
         for event in events:
             if event.path != builder.path:
                 continue
@@ -98,13 +112,17 @@ class TypingPass:
                 assumed = (*event.assumptions, *(() if event.certain else (ONE_OF_SEVERAL,)))
                 builder.report(event.span, event.problem, assumed=assumed)
                 continue
-            if event.result is None or event.placement:
+            if event.result is None:
                 continue
-            key = (event.span, event.result.type)
+            key = (event.span, event.result.type, event.operation == NAME)
             if key in seen:
                 continue
             seen.add(key)
-            builder.sites.append(self._site(builder, event))
+            at = placed.get(event.span) if event.operation != NAME else None
+            if at is not None:
+                builder.sites[at] = _completed(builder.sites[at], event)
+            elif not event.placement:
+                builder.sites.append(self._site(builder, event))
 
     def _site(self, builder: SiteBuilder, event: TypeEvent) -> Site:
         assert event.result is not None
@@ -125,13 +143,40 @@ class TypingPass:
             assumptions=typed.assumptions,
             path=builder.path,
             jax_type=t.jax_type,
-            type_sources=tuple(f"{axis}: {where}" for axis, where in typed.sources),
-            compiler_chosen=tuple(
-                n
-                for n, k in zip(typed.mesh.mesh.axis_names, typed.mesh.mesh.axis_types, strict=True)
-                if k is AxisType.AUTO
-            ),
+            type_sources=_sources_text(typed),
+            compiler_chosen=_auto_axes(typed),
         )
+
+
+def _completed(site: Site, event: TypeEvent) -> Site:
+    """A recognizer's site with the type its array gets, and for a placement of an array whose
+    layout was known, the data each device must receive."""
+    assert event.result is not None
+    typed = event.result
+    movement = None
+    source = event.operands[0].type.layout() if event.placement and event.operands else None
+    destination = typed.type.layout()
+    if source is not None and destination is not None:
+        try:
+            movement = data_movement(source, destination)
+        except MovementRefused:
+            movement = None
+    return replace(
+        site,
+        jax_type=typed.type.jax_type,
+        type_sources=_sources_text(typed),
+        compiler_chosen=_auto_axes(typed),
+        movement=movement,
+    )
+
+
+def _sources_text(typed: TypedArray) -> tuple[str, ...]:
+    return tuple(f"{axis}: {where}" for axis, where in typed.sources)
+
+
+def _auto_axes(typed: TypedArray) -> tuple[str, ...]:
+    mesh = typed.mesh.mesh
+    return tuple(n for n, k in zip(mesh.axis_names, mesh.axis_types, strict=True) if k is AxisType.AUTO)
 
 
 def _computed(stmt: ast.stmt) -> ast.expr | None:
