@@ -208,9 +208,14 @@ def _unknown_initializer(library: Library, method: BoundMethod, call: CallArgs) 
     from elsewhere, called by Flax's initializer protocol `init(key, shape, dtype)`. The array
     has the shape the code asks for; that the callee keeps the protocol is an assumption (its
     name says it is an initializer, its second argument is a shape), carried by each size."""
-    callee = method.base
-    assert isinstance(callee, Unknown)
-    name = callee.symbol or ""
+    written = call.node.func
+    name = (
+        written.attr
+        if isinstance(written, ast.Attribute)
+        else written.id
+        if isinstance(written, ast.Name)
+        else ""
+    )
     shape = call.args[1] if len(call.args) >= 2 else None
     if not name.lower().endswith(_INITIALIZER_SUFFIXES) or not isinstance(shape, Seq):
         return None
