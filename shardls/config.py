@@ -265,6 +265,12 @@ def top_setting(layers: Sequence[SettingsLayer], name: str) -> tuple[Any, str]:
 def selected_rules(layers: Sequence[SettingsLayer]) -> frozenset[str]:
     """The codes reported after every layer's select, extend-select, ignore and extend-ignore
     (the order and the specificity rule are in the module docstring)."""
+    return _selected_rules(tuple(layers))
+
+
+@functools.lru_cache(maxsize=256)
+def _selected_rules(layers: tuple[SettingsLayer, ...]) -> frozenset[str]:
+    """Memoized: `check` asks once per file, and the layers of a project are the same for all."""
     top_ignore = max((i for i, layer in enumerate(layers) if layer.ignore is not None), default=None)
     rules = set(ALL_RULES)
     for number, layer in enumerate(layers):

@@ -38,6 +38,10 @@ class WorkspaceState:
         self._files: dict[str, bool] = {}
         self._listing: str | None = None
 
+    def know(self, path: str, text: str) -> None:
+        """`text` is what `Workspace.text_of(path)` gives (a checked file just read): not read again."""
+        self._texts.setdefault(os.path.normpath(os.path.abspath(path)), text_hash(text))
+
     def text(self, path: str) -> str | None:
         if path not in self._texts:
             self._texts[path] = text_hash(self.workspace.text_of(path))

@@ -29,7 +29,7 @@ import shardls
 from shardls import __version__
 from shardls.analysis.facts import Diagnostic, Site, Span
 from shardls.analysis.settings import Settings
-from shardls.analysis.workspace import WorkspaceReads
+from shardls.analysis.workspace import WorkspaceReads, too_large
 from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.reads import WorkspaceState, dependencies, workspace_for
 from shardls.cache.store import CacheStore
@@ -77,13 +77,19 @@ def entry_key(path: Path, roots: Sequence[Path], settings: Settings, text: str) 
     return digest.hexdigest()
 
 
-def lookup(cache_dir: Path, key: str, roots: Sequence[Path], path: Path, lines: int) -> CachedResult | None:
+def lookup(
+    cache_dir: Path, key: str, roots: Sequence[Path], path: Path, text: str, lines: int
+) -> CachedResult | None:
     """The result stored under `key` if what it was computed from still holds; None otherwise
-    (no entry, a malformed one, or a file it read has changed)."""
+    (no entry, a malformed one, or a file it read has changed). `text` is the file's, as
+    analysed: for a Python file within the size bounds, what the workspace reads of it too."""
     entry = _store(cache_dir).read(key)
     if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
         return None
-    if not _state(roots).holds(entry.get("dependencies")):
+    state = _state(roots)
+    if path.suffix == ".py" and too_large(text) is None:
+        state.know(str(path), text)
+    if not state.holds(entry.get("dependencies")):
         return None
     try:
         result = CachedResult(

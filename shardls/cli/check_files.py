@@ -147,7 +147,7 @@ def _from_cache(job: CheckJob) -> FileReport | None:
         return None  # analysed as usual, which reports why
     lines = source_lines(text)
     key = check_cache.entry_key(job.path, job.roots, job.settings, text)
-    found = check_cache.lookup(job.cache_dir, key, job.roots, job.path, len(lines))
+    found = check_cache.lookup(job.cache_dir, key, job.roots, job.path, text, len(lines))
     if found is None:
         return None
     return FileReport(
