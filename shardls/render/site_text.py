@@ -11,6 +11,7 @@ axes, and the size of an axis is written `|data|` (per device `n/|data|`, over t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +34,10 @@ def axis_size_text(axes: tuple[str, ...]) -> str:
     return sizes if len(axes) == 1 else f"({sizes})"
 
 
+_ATOM = re.compile(r"[\w.]+(\[\d+\])*")
+"""A size written as one name (`d_model`, `cfg.dim`, `x.shape[0]`): divided without brackets."""
+
+
 def dim_formula(dim: ShardDim) -> str:
     """What one device holds along a dimension: `4`, `n/4`, `n/|data|`, `128/(|data|*|fsdp|)`."""
     if dim.per_device is not None:
@@ -40,7 +45,7 @@ def dim_formula(dim: ShardDim) -> str:
     size = dim_text(dim.size)
     if dim.factor == 1:
         return size
-    if not (size.isidentifier() or size.isdigit()):
+    if not _ATOM.fullmatch(size):
         size = f"({size})"
     return f"{size}/{dim.factor if dim.factor is not None else axis_size_text(dim.axes)}"
 

@@ -191,3 +191,28 @@ def test_src_layout_packages_resolve_as_top_level_imports(tmp_path: Path) -> Non
     layer = tmp_path / "src" / "pkg" / "layer.py"
     analysis = analyzer.analyze(str(layer), layer.read_text())
     assert [s.shard_shape for s in analysis.sites if s.name and s.name.endswith("b")] == [(2,)]
+
+
+def test_an_asserted_rank_fixes_the_rank_of_a_parameter() -> None:
+    """jax-llm-examples llama3 `decode_step`: `assert last_tokens.ndim == 2`."""
+    analysis = analyze(
+        HEADER
+        + """
+def decode(last_tokens, mesh):
+    assert last_tokens.ndim == 2
+    return jax.device_put(jnp.ones(last_tokens.shape, dtype=jnp.int32), NamedSharding(mesh, P("data")))
+
+def clash(x, mesh):
+    assert len(x.shape) == 2
+    b, s, d = x.shape
+    return jax.device_put(x, NamedSharding(mesh, P("data")))
+
+def branch(y, mesh):
+    if y.ndim == 2:
+        pass
+    return jax.device_put(y, NamedSharding(mesh, P("data")))
+"""
+    )
+    decode, clash, branch = analysis.sites
+    assert decode.shape == (SymbolicDim("last_tokens.shape[0]"), SymbolicDim("last_tokens.shape[1]"))
+    assert clash.shape is None and branch.shape is None

@@ -3,8 +3,10 @@
 Most real layout sites live in helpers whose arrays are parameters (`def shard(x, mesh): ...`).
 When the body unpacks the whole shape, `b, s, d = x.shape`, Python itself guarantees the rank:
 any other rank raises before the layout is decided. So `x` is an array of rank 3 whose sizes are
-the names the code gives them, and its layout renders as `[b/|data|, s, d/|model|]`. Nothing
-weaker counts (`x.shape[0]`, `b, *rest = x.shape`, `x.ndim` tests): the rank stays unknown.
+the names the code gives them, and its layout renders as `[b/|data|, s, d/|model|]`. An
+`assert x.ndim == 3` (or `len(x.shape) == 3`) at the top of the body says the same about the
+rank (sizes `x.shape[0]`, ...). Nothing weaker counts (`x.shape[0]`, `b, *rest = x.shape`, an
+`if x.ndim == 3:` branch): the rank stays unknown.
 """
 
 from __future__ import annotations
@@ -22,18 +24,62 @@ def unpacked_parameter(scope: Scope, name: str) -> ArrayV | None:
     if any(binding.kind != "param" for binding in scope.bindings.get(name, ())):
         return None
     found = {_unpacked(binding, name) for bindings in scope.bindings.values() for binding in bindings}
+    found |= _asserted(scope, name)
     targets = [target for target in found if target is not None]
-    if len(targets) != 1:
+    if len({len(names) for _, names in targets}) != 1:
         return None
-    line, names = targets[0]
+    line, names = max(targets, key=lambda target: sum(n is not None for n in target[1]))
     return ArrayV(
         tuple(
             Unknown(
-                f"size {index} of {name}.shape (unpacked at line {line + 1})",
+                f"size {index} of {name}.shape (its rank is fixed at line {line + 1})",
                 symbol=target if target is not None else f"{name}.shape[{index}]",
             )
             for index, target in enumerate(names)
         )
+    )
+
+
+def _asserted(scope: Scope, name: str) -> set[tuple[int, tuple[str | None, ...]] | None]:
+    """`(line, unnamed sizes)` for each `assert name.ndim == N` / `assert len(name.shape) == N`
+    among the function body's own statements."""
+    function = scope.function
+    if function is None:
+        return set()
+    found: set[tuple[int, tuple[str | None, ...]] | None] = set()
+    for statement in function.node.body:
+        if not isinstance(statement, ast.Assert):
+            continue
+        test = statement.test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, int)
+            and not isinstance(test.comparators[0].value, bool)
+            and _is_rank_of(test.left, name)
+        ):
+            continue
+        rank = test.comparators[0].value
+        if 0 <= rank <= 32:
+            found.add((function.segment.abs_line(statement.lineno), (None,) * rank))
+    return found
+
+
+def _is_rank_of(node: ast.expr, name: str) -> bool:
+    """`name.ndim` or `len(name.shape)`."""
+    if isinstance(node, ast.Attribute) and node.attr == "ndim":
+        return isinstance(node.value, ast.Name) and node.value.id == name
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Attribute)
+        and node.args[0].attr == "shape"
+        and isinstance(node.args[0].value, ast.Name)
+        and node.args[0].value.id == name
     )
 
 
