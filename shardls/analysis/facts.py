@@ -143,6 +143,9 @@ class Site:
     """Auto axes of the mesh: where the data lies along them is the compiler's choice."""
     movement: DataMovement | None = None
     """For a placement of an array whose layout was known: what each device must receive."""
+    shape_reason: str | None = None
+    """Why the array's shape is not known here, when it is not (`parameter 'x'` of a function
+    no call reaches with a known array)."""
 
     @property
     def shard_shape(self) -> tuple[Dim, ...] | None:

@@ -19,6 +19,7 @@ from shardls.analysis.facts import (
 )
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.values import (
+    ArrayV,
     BoundMethod,
     Choice,
     Const,
@@ -246,6 +247,7 @@ class SiteBuilder:
         assumed: Iterable[str] = (),
         spec_span: Span | None = None,
         superseded: Callable[[Problem], bool] | None = None,
+        shape_reason: str | None = None,
     ) -> Site | None:
         """Record a site and report the core's problems; returns the site (None if a duplicate).
 
@@ -276,6 +278,7 @@ class SiteBuilder:
                         assumed=assumed,
                         spec_span=spec_span,
                         superseded=superseded,
+                        shape_reason=shape_reason,
                     )
                     or last
                 )
@@ -357,6 +360,7 @@ class SiteBuilder:
             provenance,
             spec_span,
             self.path,
+            shape_reason=shape_reason if dims is None else None,
         )
         self.sites.append(site)
         return site
@@ -397,6 +401,17 @@ class SiteBuilder:
         self.diagnostics.append(
             Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis)
         )
+
+
+def shape_reason(array: Value | None) -> str | None:
+    """Why the shape of what a site places is not known, in words a hover can show."""
+    if isinstance(array, Unknown):
+        return array.reason
+    if isinstance(array, ArrayV) and array.shape is None:
+        return "an array whose rank the operations that make it do not tell"
+    if array is None:
+        return "no array is passed here that shardls can follow"
+    return None if isinstance(array, ArrayV) else "not an array shardls knows"
 
 
 def _within(inner: Span, outer: Span) -> bool:

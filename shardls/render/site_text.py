@@ -158,6 +158,8 @@ def describe_site(
     """
     text = _Text(markdown)
     lines = [_first_line(site, text), *_figures(site)]
+    if site.shape is None and site.shape_reason:
+        lines.append(text.field("shape", f"not known here ({site.shape_reason})"))
     lines += _type_lines(site, text)
     lines += text.section("problems", [problem_text(d) for d in problems])
     lines += text.section("needs (not checked: a size is not known here)", requirements(site))

@@ -115,6 +115,8 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
         "requires": [],
         "bytes_per_device": 256,
         "assumptions": [],
+        "jax_type": "float32[8@data,16]",
+        "sharding_from": ["data: device_put at line 6"],
     }
     rejected = layouts[("bad.py", 6)]
     assert (rejected["global_shape"], rejected["shard_shape"], rejected["bytes_per_device"]) == (

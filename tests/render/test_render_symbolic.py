@@ -139,3 +139,14 @@ def test_a_spec_call_over_several_lines_and_with_unknown_entries() -> None:
     found = spec_call_at(lines, 2, 6)
     assert found is not None and found.span.line == 0 and found.span.end_line == 3
     assert found.spec is None
+
+
+def test_a_hover_says_why_the_shape_is_not_known() -> None:
+    site = _site(
+        """
+def put(x, mesh):
+    return jax.device_put(x, NamedSharding(mesh, P("data", None)))
+"""
+    )
+    assert site.shape_reason == "parameter 'x'"
+    assert describe_site(site)[1] == "shape: not known here (parameter 'x')"

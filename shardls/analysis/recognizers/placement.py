@@ -10,7 +10,7 @@ from shardls.analysis.facts import SiteKind
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
 from shardls.analysis.library.operations import IndexedV
-from shardls.analysis.sites import SiteBuilder, method_name, recognizes
+from shardls.analysis.sites import SiteBuilder, method_name, recognizes, shape_reason
 from shardls.analysis.values import ArrayV, BoundMethod, ShardingV, Value, options
 from shardls.analysis.walker import Visit
 from shardls.core import UsageContext
@@ -50,7 +50,17 @@ def _place(
     dtype = array.dtype if isinstance(array, ArrayV) else None
     name = visit.target or _argument_name(call)
     builder.add_layout(
-        kind, visit, span, name, sharding.spec, shape, dtype, usage, mesh, assumptions=assumptions
+        kind,
+        visit,
+        span,
+        name,
+        sharding.spec,
+        shape,
+        dtype,
+        usage,
+        mesh,
+        assumptions=assumptions,
+        shape_reason=shape_reason(array),
     )
 
 

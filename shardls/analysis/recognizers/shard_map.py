@@ -31,7 +31,7 @@ from shardls.analysis.recognizers.wrapped import (
     positional_arguments,
     quiet_mesh,
 )
-from shardls.analysis.sites import SiteBuilder, recognizes
+from shardls.analysis.sites import SiteBuilder, recognizes, shape_reason
 from shardls.analysis.values import (
     ArrayV,
     Const,
@@ -232,7 +232,17 @@ def _place(
     dtype = array.dtype if array is not None else None
     notes = _compiler_axes(app, mesh) if kind is SiteKind.SHARD_MAP_OUT else ()
     builder.add_layout(
-        kind, visit, span, pair.label or None, pair.spec, shape, dtype, _USAGE, mesh, assumptions=notes
+        kind,
+        visit,
+        span,
+        pair.label or None,
+        pair.spec,
+        shape,
+        dtype,
+        _USAGE,
+        mesh,
+        assumptions=notes,
+        shape_reason=shape_reason(array),
     )
     _check_manual_axes(builder, app, pair.spec, span)
 
