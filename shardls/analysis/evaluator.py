@@ -25,6 +25,7 @@ from shardls.analysis.scopes import (
     Scope,
     attribute_key,
     dotted_name,
+    traced_by_decorator,
 )
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
@@ -1039,6 +1040,17 @@ class Evaluator:
         returns = info.returns
         if not returns:
             return Const(None)
+        traced = traced_by_decorator(info.node)
+        outside = self.tracing
+        self.tracing = True if traced or outside else None if traced is None else outside
+        try:
+            return self._returned(info, returns, locals_, frame)
+        finally:
+            self.tracing = outside
+
+    def _returned(
+        self, info: FunctionInfo, returns: list[ast.Return], locals_: Mapping[str, Value], frame: Frame
+    ) -> Value:
         values: list[Value] = []
         for ret in returns[: self.limits.choices]:
             if ret.value is None:

@@ -17,7 +17,14 @@ from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
-from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+from shardls.analysis.scopes import (
+    ClassInfo,
+    FunctionInfo,
+    ModuleInfo,
+    Scope,
+    jitted_by_decorator,
+    traced_by_decorator,
+)
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ClassV, FunctionV, InstanceV, MeshV, Ref, Unknown, Value, options
 
@@ -60,6 +67,9 @@ class Context:
     """The `nnx.vmap`/`nnx.split_rngs` stacking of the enclosing function, if any."""
     eager_sharding: bool | None = None
     """`with nnx.use_eager_sharding(False):` (None: Flax's default, eager)."""
+    traced: bool | None = False
+    """Whether code here runs under a JAX trace (`jax.jit`, `shard_map`, `vmap`, ...) rather than
+    eagerly; None when it may be either (a function with an unknown decorator or caller)."""
     unknown_caller: bool = False
     """Some function up the chain of calls has no visible caller (`Attention(...)` called in
     `Block.__init__`, which only another file builds): the mesh and rules in effect there are
@@ -70,7 +80,7 @@ class Context:
         return self.meshes[-1] if self.meshes else None
 
 
-UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True)
+UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True, traced=None)
 """The context of a function's body when none of its calls is visible."""
 
 
@@ -259,20 +269,26 @@ class Walker:
         if search.callee is not None and search.callee not in _node_text(frame.segment, node):
             return
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
-        inside_jit = context.inside_jit or _is_jitted(node)
+        inside_jit = context.inside_jit or jitted_by_decorator(node)
         depth = search.depth + (1 if search.callee is not None else 0)
-        contexts = (
-            self._provided_contexts(info, frame, context, depth)
-            or self.call_contexts(info, depth)
-            or [({}, UNKNOWN_CALLER)]
-        )
+        provided = self._provided_contexts(info, frame, context, depth)
+        contexts = provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+        decorated = traced_by_decorator(node)
         for locals_, caller in contexts[:MAX_CONTEXTS]:
+            traced = (
+                True
+                if provided or decorated or inside_jit or caller.inside_jit or caller.traced
+                else None
+                if decorated is None or caller.traced is None
+                else False
+            )
             inner_context = replace(
                 caller,
                 meshes=context.meshes + caller.meshes,
                 rules=context.rules + caller.rules,
                 inside_function=True,
                 inside_jit=inside_jit or caller.inside_jit,
+                traced=traced,
             )
             inner = Frame(self.module, info.scope, frame.segment, None, locals_, frame.call_depth + 1)
             yield from self._statements(
@@ -533,14 +549,6 @@ def _node_text(segment: Segment, node: ast.AST) -> str:
 def _short(node: ast.AST) -> str:
     text = ast.unparse(node)
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_jitted(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for decorator in node.decorator_list:
-        text = ast.unparse(decorator)
-        if "jit" in text or "shard_map" in text:
-            return True
-    return False
 
 
 def target_name(stmt: ast.stmt) -> str | None:

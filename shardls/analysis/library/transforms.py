@@ -47,7 +47,12 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
     assert isinstance(wrapped, TransformedV)
     if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
         return None
-    return call.evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
+    evaluator = call.evaluator
+    outside, evaluator.tracing = evaluator.tracing, True  # the body is traced, not run
+    try:
+        return evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
+    finally:
+        evaluator.tracing = outside
 
 
 @attributes

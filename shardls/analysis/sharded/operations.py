@@ -367,12 +367,16 @@ def _placement(call: CallArgs, base: Value | None) -> Value | None:
     return place(call.evaluator, call.frame, call.node, name, sharding, base, typed(call.get(0, "x")))
 
 
-@_calls(*(_JNP + n for n in ("zeros", "ones", "empty", "full")), "jax.random.normal", "jax.random.uniform")
+@_calls(
+    *(_JNP + n for n in ("zeros", "ones", "empty", "full", "arange", "array", "asarray")),
+    *(f"jax.random.{n}" for n in ("normal", "uniform", "truncated_normal", "bernoulli", "randint")),
+)
 def _creation(call: CallArgs, base: Value | None) -> Value | None:
-    """Made with `out_sharding=`: placed by it; made without: replicated on the context mesh."""
+    """Made with `out_sharding=`: placed by it; made without: replicated on the context mesh
+    (`jnp.asarray(x)` of a typed array is that array)."""
     from shardls.analysis.library.convert import sharding_of
 
-    if not isinstance(base, ArrayV):
+    if not isinstance(base, ArrayV) or base.typed is not None:
         return base
     given = call.get(None, "out_sharding", "device", "sharding")
     name = call.qualname.rsplit(".", 1)[-1]

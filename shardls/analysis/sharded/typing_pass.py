@@ -38,9 +38,7 @@ def context_mesh(context: Context) -> MeshContext | None:
 def tracing(context: Context) -> bool | None:
     """Whether code in this context is traced by `jax.jit` (True), runs eagerly (False: module
     level, or only called from eager code that shardls sees), or either (None)."""
-    if context.inside_jit:
-        return True
-    return None if context.unknown_caller else False
+    return True if context.inside_jit else context.traced
 
 
 def has_explicit_axis_type(mesh: Mesh) -> bool:
