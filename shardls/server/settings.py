@@ -4,8 +4,9 @@ over the configuration file that applies to each document.
 Editors send JSON with camelCase keys, either flat or under a `shardls` section:
 `deviceCount`, `defaultMesh` (`"data=2,model=4"` or `{"data": 2}`), `select`, `ignore`
 (lists or comma text of rule codes), `dtype`, `hbmPerDevice` (`"16GiB"` or bytes) and `optimizer`
-(model memory: code lenses and SH213), and `inlayHints` (true/false; it changes what the server
-shows, not the analysis). Precedence follows `shardls.config`: a pragma in the file >
+(model memory: code lenses and SH213), `inlayHints` (true/false; it changes what the server
+shows, not the analysis) and `typeInlayHints` (true/false, default false: inlay hints also after
+every intermediate array of known sharded type, `y = x @ w`). Precedence follows `shardls.config`: a pragma in the file >
 editor settings > `[tool.shardls]` / shardls.toml > defaults.
 """
 
@@ -43,6 +44,8 @@ T = TypeVar("T")
 class EditorSettings:
     layer: SettingsLayer = SettingsLayer(EDITOR)
     inlay_hints: bool = True
+    type_inlay_hints: bool = False
+    """Hints after intermediate arrays too: off by default, since model code computes many."""
 
 
 def read_editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
@@ -71,7 +74,14 @@ def read_editor_settings(raw: object) -> tuple[EditorSettings, list[str]]:
         hbm_per_device=read("hbmPerDevice", bytes_setting),
         optimizer=read("optimizer", optimizer_setting),
     )
-    return EditorSettings(layer, read("inlayHints", flag_setting) is not False), problems
+    return (
+        EditorSettings(
+            layer,
+            read("inlayHints", flag_setting) is not False,
+            read("typeInlayHints", flag_setting) is True,
+        ),
+        problems,
+    )
 
 
 class SettingsStore:

@@ -44,6 +44,7 @@ const SERVER_KEYS = [
   'hbmPerDevice',
   'optimizer',
   'inlayHints',
+  'typeInlayHints',
 ] as const;
 export type ServerSettings = Partial<Record<(typeof SERVER_KEYS)[number], unknown>>;
 

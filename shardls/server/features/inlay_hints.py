@@ -1,6 +1,7 @@
 """Inlay hints: after each site, what one device holds (`→ [8, 4] ×2`), with the whole summary
-as the tooltip. Off when the editor setting `inlayHints` is false; clients that support it are
-asked to fetch hints again when settings change.
+as the tooltip. Off when the editor setting `inlayHints` is false; intermediate arrays of known
+sharded type (`y = x @ w`) only with `typeInlayHints`. Clients that support it are asked to fetch
+hints again when settings change.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from shardls.analysis.facts import Site, Span
+from shardls.analysis.facts import Site, SiteKind, Span
 from shardls.render.inlay import shard_label
 from shardls.render.site_text import layout_summary
 from shardls.server.guard import background, handler
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
     from shardls.server.server import ShardServer
 
 _REFRESH = "workspace/inlayHint/refresh"
+_HINTED = frozenset(SiteKind) - {SiteKind.ARRAY_NAME}
+"""A name of a typed array is a place to hover, not a layout to show."""
 
 
 def register(server: ShardServer) -> None:
@@ -33,8 +36,13 @@ def register(server: ShardServer) -> None:
             return []
         wanted = view.unit_range(params.range)
         by_place: dict[Span, list[Site]] = defaultdict(list)
+        shown = _HINTED if server.settings.editor.type_inlay_hints else _HINTED - {SiteKind.ARRAY_TYPE}
         for site in view.analysis.sites:
-            if view.in_this_file(site.path) and wanted.line <= site.span.end_line <= wanted.end_line:
+            if (
+                site.kind in shown
+                and view.in_this_file(site.path)
+                and wanted.line <= site.span.end_line <= wanted.end_line
+            ):
                 by_place[site.span].append(site)
         hints = []
         for span, sites in by_place.items():

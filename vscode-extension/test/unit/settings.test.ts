@@ -27,8 +27,11 @@ function reader(values: Record<string, unknown> = {}): SettingReader {
 
 describe('serverSettings', () => {
   it('leaves settings at their empty defaults out, so that pyproject.toml applies', () => {
-    assert.deepEqual(serverSettings(reader()), { inlayHints: true });
-    assert.deepEqual(serverSettings(reader({ defaultMesh: '  ', inlayHints: false })), { inlayHints: false });
+    assert.deepEqual(serverSettings(reader()), { inlayHints: true, typeInlayHints: false });
+    assert.deepEqual(serverSettings(reader({ defaultMesh: '  ', inlayHints: false })), {
+      inlayHints: false,
+      typeInlayHints: false,
+    });
   });
 
   it('sends what the user set, under the keys the server reads', () => {
@@ -52,16 +55,21 @@ describe('serverSettings', () => {
       hbmPerDevice: '16GiB',
       optimizer: 'adamw',
       inlayHints: true,
+      typeInlayHints: false,
     });
   });
 
   it('passes values of the wrong type on, for the server to name in a warning', () => {
-    assert.deepEqual(serverSettings(reader({ deviceCount: 'many' })), { deviceCount: 'many', inlayHints: true });
+    assert.deepEqual(serverSettings(reader({ deviceCount: 'many' })), {
+      deviceCount: 'many',
+      inlayHints: true,
+      typeInlayHints: false,
+    });
   });
 
   it('never sends the settings that only the extension reads', () => {
     const settings = serverSettings(reader({ interpreter: '/usr/bin/python3', args: ['--tcp'], logLevel: 'debug' }));
-    assert.deepEqual(Object.keys(settings), ['inlayHints']);
+    assert.deepEqual(Object.keys(settings), ['inlayHints', 'typeInlayHints']);
   });
 });
 
