@@ -21,11 +21,13 @@ from shardls.core.typing.elementwise import (
     where,
 )
 from shardls.core.typing.errors import ShapeError, TypeRejected
-from shardls.core.typing.indexing import Index, dynamic_slice, index, lax_slice
+from shardls.core.typing.index_entries import Index
+from shardls.core.typing.indexing import index
 from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
 from shardls.core.typing.placement import astype, full_like, reshard
 from shardls.core.typing.reductions import CUMULATIVE, REDUCTIONS, arg_reduce, cumulative, reduce
 from shardls.core.typing.reshape import reshape
+from shardls.core.typing.slicing import dynamic_slice, lax_slice
 from shardls.core.typing.split import array_split, lax_split, split
 from shardls.core.typing.types import ShardedType, placed, type_of_layout
 

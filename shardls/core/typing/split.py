@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardls.core.typing.errors import VALUE_ERROR, ShapeError
-from shardls.core.typing.indexing import INDEX_ERROR, check_varying_shape
+from shardls.core.typing.index_entries import INDEX_ERROR
 from shardls.core.typing.results import result
+from shardls.core.typing.slicing import check_varying_shape
 from shardls.core.typing.types import ShardedType
 
 
