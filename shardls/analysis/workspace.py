@@ -3,9 +3,11 @@ from the editor taking precedence over the disk, and caches invalidated by conte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,10 @@ the bound documented in docs/security.md (no real model file comes close)."""
 MAX_WORKSPACE_FILES = 2_000
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
 _MODULE_CACHE = 512
+MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
+"""Text that may build or set a mesh: the files the search for the workspace's only mesh reads."""
+SEARCHES = {MESH_TEXT.pattern: MESH_TEXT}
+"""The searches of `files_mentioning` by their text, for checking a noted search again."""
 
 
 def too_large(text: str) -> str | None:
@@ -33,15 +39,28 @@ def too_large(text: str) -> str | None:
     return None
 
 
+MODELLED_LIBRARIES = frozenset({"jax", "flax", "numpy"})
+"""Top-level packages whose calls `analysis/library` models: a workspace copy of their source
+(the flax repository itself) is not read in their place."""
+
+
 @dataclass
 class WorkspaceReads:
     """What one analysis learnt of the workspace, for keying a persistent cache of its result:
     the text of each file read (None: absent or not readable), each file whose existence decided
-    an import, and whether it listed (and so searched) the workspace's files."""
+    an import, the files each search found (`files_mentioning`), and whether it listed the
+    workspace's files (then any file may have mattered)."""
 
     texts: dict[str, str | None] = field(default_factory=dict)
     probes: dict[str, bool] = field(default_factory=dict)
+    searches: dict[str, tuple[str, ...]] = field(default_factory=dict)
     listed: bool = False
+
+    def merge(self, other: WorkspaceReads) -> None:
+        self.texts.update(other.texts)
+        self.probes.update(other.probes)
+        self.searches.update(other.searches)
+        self.listed = self.listed or other.listed
 
 
 class Workspace:
@@ -106,6 +125,23 @@ class Workspace:
             self._disk.pop(next(iter(self._disk)))
         return text
 
+    @contextlib.contextmanager
+    def noting(self) -> Iterator[WorkspaceReads]:
+        """Note apart what a computation reads whose result is kept (a search for meshes), so
+        that each later use of that result can say it read the same (`note`)."""
+        outer, inner = self.reads, WorkspaceReads()
+        self.reads = inner
+        try:
+            yield inner
+        finally:
+            self.reads = outer
+            self.note(inner)
+
+    def note(self, reads: WorkspaceReads) -> None:
+        """`reads` were made for the analysis under way (through a result kept from earlier)."""
+        if self.reads is not None:
+            self.reads.merge(reads)
+
     def refresh(self) -> None:
         """The disk may have changed (a new `check` run): list and search the files again."""
         self.generation += 1
@@ -114,17 +150,21 @@ class Workspace:
 
     def files_mentioning(self, pattern: re.Pattern[str]) -> list[str]:
         """The workspace's Python files whose current text `pattern` finds something in."""
-        if self.reads is not None:
-            self.reads.listed = True
         found = self._mentioning.get(pattern.pattern) if self.snapshot else None
         if found is None:
-            found = [
-                path
-                for path in self.python_files()
-                if (text := self.text_of(path)) is not None and pattern.search(text)
-            ]
+            outer, self.reads = self.reads, None  # the search is noted as a whole, below
+            try:
+                found = [
+                    path
+                    for path in self.python_files()
+                    if (text := self.text_of(path)) is not None and pattern.search(text)
+                ]
+            finally:
+                self.reads = outer
             if self.snapshot:
                 self._mentioning[pattern.pattern] = found
+        if self.reads is not None:
+            self.reads.searches[pattern.pattern] = tuple(found)
         return found
 
     def python_files(self) -> list[str]:
@@ -180,7 +220,11 @@ class Workspace:
         return None
 
     def resolve(self, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
-        """The workspace module `dotted` means inside `importer` (None: not in the workspace)."""
+        """The workspace module `dotted` means inside `importer` (None: not in the workspace).
+        The libraries shardls models are never read from source, even in their own repository
+        (`from flax import nnx` in flax's docs means the modelled Flax)."""
+        if not level and dotted.split(".", 1)[0] in MODELLED_LIBRARIES:
+            return None
         for candidate in self._candidates(importer, dotted, level):
             text = self.text_of(str(candidate))
             if text is not None:
