@@ -23,13 +23,19 @@ from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sharded.events import TypeRecorder
-from shardls.analysis.sharded.typing_pass import TypingPass, context_mesh, has_explicit_axis_type, tracing
+from shardls.analysis.sharded.typing_pass import (
+    TypingPass,
+    context_mesh,
+    has_explicit_axis_type,
+    merge_types,
+    tracing,
+)
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.source import Segment
 from shardls.analysis.suppressions import INVALID, apply_suppressions
 from shardls.analysis.values import Const, Origin, alternatives, options
 from shardls.analysis.walker import Visit, Walker
-from shardls.analysis.workspace import Workspace, too_large
+from shardls.analysis.workspace import MESH_TEXT, Workspace, WorkspaceReads, too_large
 from shardls.core import Severity, parse_dtype
 
 _TRIGGER = re.compile(
@@ -40,7 +46,6 @@ _TRIGGER = re.compile(
 _TYPED_TRIGGER = re.compile(_TRIGGER.pattern + r"|[-+*/@<>]|\.T\b|\w[([]")
 """In a file with a mesh with Explicit axes, any statement may compute a typed array."""
 
-_MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 _CACHED_FILES = 64
 WORKSPACE_SCAN_STEPS = 150_000
 """Evaluation steps one search for the workspace's only mesh may take over all the files it reads
@@ -48,6 +53,10 @@ WORKSPACE_SCAN_STEPS = 150_000
 _CACHED_MESH_SCANS = 2_048
 """Other files' meshes kept (one entry per file and environment), so that a file without a
 mesh does not scan the workspace again on every keystroke."""
+
+
+_WorkspaceMeshes = tuple[tuple[str, tuple[MeshFact, ...]], ...] | None
+"""The meshes of the workspace's files, by file (None: the search ran out of steps)."""
 
 
 @dataclass
@@ -80,9 +89,8 @@ class Analyzer:
     def __init__(self, workspace: Workspace | None = None) -> None:
         self.workspace = workspace or Workspace()
         self._files: OrderedDict[str, _FileCache] = OrderedDict()
-        self._workspace_scans: dict[
-            tuple[int, Environment], tuple[tuple[str, tuple[MeshFact, ...]], ...] | None
-        ] = {}
+        self._workspace_scans: dict[tuple[int, Environment], tuple[_WorkspaceMeshes, WorkspaceReads]] = {}
+        """Per snapshot and environment: the search's result, and what it read."""
         self._mesh_scans: OrderedDict[tuple[str, Environment], tuple[ModuleInfo, list[MeshFact]]] = (
             OrderedDict()
         )
@@ -178,7 +186,7 @@ class Analyzer:
         assumed = _assumed_count(pragmas, settings, device_count)
         split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
         kept, silenced = split.kept, split.silenced
-        ordered = tuple(sorted(_unique_types(sites), key=lambda s: (s.span, s.name or "")))
+        ordered = tuple(sorted(merge_types(sites), key=lambda s: (s.span, s.name or "")))
         return FileAnalysis(
             path,
             ordered,
@@ -202,21 +210,29 @@ class Analyzer:
         where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
         return replace(mesh, selection=f"the only mesh in the workspace ({where})", fallback=True)
 
-    def _workspace_meshes(
-        self, path: str, environment: Environment, device_count: int
-    ) -> tuple[tuple[str, tuple[MeshFact, ...]], ...] | None:
+    def _workspace_meshes(self, path: str, environment: Environment, device_count: int) -> _WorkspaceMeshes:
         """The meshes of the workspace's files that build some, by file, until no file can have
         exactly one mesh elsewhere; None when WORKSPACE_SCAN_STEPS ran out first. In a snapshot of
         the disk (a `check` run) this is found once for all files, which keeps `check` linear in
         files; otherwise `path`, the file being analysed, is left out."""
         key = (self.workspace.generation, environment)
-        mentioning = self.workspace.files_mentioning(_MESH_TEXT)  # first: noted as read when kept
         if self.workspace.snapshot and key in self._workspace_scans:
-            return self._workspace_scans[key]
+            kept, reads = self._workspace_scans[key]
+            self.workspace.note(reads)  # this file's result rests on what the search read
+            return kept
+        with self.workspace.noting() as reads:
+            result = self._scan_workspace(path, environment, device_count)
+        if self.workspace.snapshot:
+            if any(generation != key[0] for generation, _ in self._workspace_scans):
+                self._workspace_scans.clear()  # an earlier run's
+            self._workspace_scans[key] = (result, reads)
+        return result
+
+    def _scan_workspace(self, path: str, environment: Environment, device_count: int) -> _WorkspaceMeshes:
         by_file: list[tuple[str, tuple[MeshFact, ...]]] = []
-        result: tuple[tuple[str, tuple[MeshFact, ...]], ...] | None = None
+        result: _WorkspaceMeshes = None
         left = WORKSPACE_SCAN_STEPS
-        for other in mentioning:
+        for other in self.workspace.files_mentioning(MESH_TEXT):
             text = self.workspace.text_of(other)
             if text is None or (not self.workspace.snapshot and _same_file(other, path)):
                 continue
@@ -232,10 +248,6 @@ class Analyzer:
                     break
         else:
             result = tuple(by_file)
-        if self.workspace.snapshot:
-            if any(generation != key[0] for generation, _ in self._workspace_scans):
-                self._workspace_scans.clear()  # an earlier run's
-            self._workspace_scans[key] = result
         return result
 
     def _meshes_of(
@@ -335,21 +347,6 @@ class Analyzer:
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
 
 
-def _unique_types(sites: list[Site]) -> list[Site]:
-    """Each typed array once: a segment reports the types it evaluated, also those of statements
-    elsewhere in the file whose values it reused."""
-    seen: set[tuple[object, ...]] = set()
-    unique = []
-    for site in sites:
-        if site.jax_type is not None:
-            key = (site.kind, site.span, site.jax_type, site.name)
-            if key in seen:
-                continue
-            seen.add(key)
-        unique.append(site)
-    return unique
-
-
 def _memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:
     """SH213: whole models over `hbm-per-device` (only computed when that is set)."""
     from shardls.memory.diagnostics import hbm_diagnostics
@@ -370,7 +367,7 @@ def _find_meshes(walker: Walker, builder: SiteBuilder) -> list[MeshFact]:
     """The meshes a module builds (their problems reported by the builder)."""
     evaluator = walker.evaluator
     for segment in walker.module.source.segments:
-        if not _MESH_TEXT.search(segment.text):
+        if not MESH_TEXT.search(segment.text):
             continue
         with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
             for visit, qualname in _recognized(walker.visits([segment]), evaluator):

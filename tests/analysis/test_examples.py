@@ -29,6 +29,9 @@ from shardls.core import Severity
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GOOD = ["mlp_nnx.py", "transformer_logical.py", "shard_map_kernel.py", "fsdp_tp_training.py"]
 MISTAKES = "mistakes.py"
+TYPED = "explicit_attention.py"
+"""Explicit mode: a block whose every array has a sharded type, and one tagged mistake that the
+script itself checks JAX rejects."""
 _REPORTED = re.compile(r"^line (\d+)( \(warning\))?: ", re.MULTILINE)
 
 
@@ -44,7 +47,7 @@ def run_examples() -> dict[str, dict[str, Any]]:
             env=env,
             cwd=EXAMPLES.parent,
         )
-        for name in [*GOOD, MISTAKES]
+        for name in [*GOOD, MISTAKES, TYPED]
     }
     done = {}
     for name, process in started.items():
@@ -68,7 +71,7 @@ def analyze(name: str) -> FileAnalysis:
 
 
 def test_every_example_is_tested() -> None:
-    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted([*GOOD, MISTAKES])
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted([*GOOD, MISTAKES, TYPED])
 
 
 @pytest.mark.parametrize("name", GOOD)
@@ -90,8 +93,8 @@ def test_good_example_is_clean(name: str) -> None:
     assert analysis.sites, "shardls found no sharded value at all in an example about sharding"
 
 
-def _tags(kind: str) -> list[Tag]:
-    return [t for t in parse_tags((EXAMPLES / MISTAKES).read_text()) if t.kind == kind]
+def _tags(kind: str, name: str = MISTAKES) -> list[Tag]:
+    return [t for t in parse_tags((EXAMPLES / name).read_text()) if t.kind == kind]
 
 
 def test_jax_rejects_each_mistake_where_tagged(runs: dict[str, dict[str, Any]]) -> None:
@@ -109,18 +112,28 @@ def test_jax_rejects_each_mistake_where_tagged(runs: dict[str, dict[str, Any]]) 
     ), f"JAX deprecated lines {[w + 1 for w in warnings]}; tagged {[t.line + 1 for t in warning_tags]}"
 
 
-def test_shardls_reports_each_mistake() -> None:
-    analysis = analyze(MISTAKES)
+@pytest.mark.parametrize("name", [MISTAKES, TYPED])
+def test_shardls_reports_each_mistake(name: str) -> None:
+    analysis = analyze(name)
     problems = []
-    for tag in [*_tags("expect-error"), *_tags("expect-warning")]:
+    for tag in [*_tags("expect-error", name), *_tags("expect-warning", name)]:
         for code in tag.items:
             found = [d for d in analysis.diagnostics if d.code == code and tag.covers(d.span.line)]
             if tag.kind == "expect-error":
                 found = [d for d in found if d.severity is Severity.ERROR]
             if not found:
                 problems.append(f"line {tag.line + 1}: no {code}")
-    error_tags = _tags("expect-error")
+    error_tags = _tags("expect-error", name)
     for d in analysis.diagnostics:
         if d.severity is Severity.ERROR and not any(t.covers(d.span.line) for t in error_tags):
             problems.append(f"line {d.span.line + 1}: unexpected error {d.code} {d.message}")
     assert not problems, "\n".join(problems)
+
+
+def test_the_explicit_mode_example_runs_and_every_array_has_its_type(runs: dict[str, dict[str, Any]]) -> None:
+    run = runs[TYPED]
+    assert run["returncode"] == 0, run["stderr"][-4000:]  # its asserts check JAX's types and error
+    assert "JAX: ShardingTypeError: Contracting dimensions are sharded" in run["stdout"]
+    typed = {s.name: s.jax_type for s in analyze(TYPED).sites if s.jax_type is not None and s.name}
+    assert typed["scores"] == "float32[8@data,8@model,16,16]"
+    assert typed["hidden"] == "float32[8@data,16,256@model]"

@@ -21,7 +21,7 @@ from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.values import ArrayV, TypedArray, Value
 from shardls.analysis.walker import Context, MeshContext
 from shardls.core import AxisType, Mesh, UsageContext
-from shardls.core.movement import MovementRefused, data_movement
+from shardls.core.movement import DataMovement, MovementRefused, data_movement
 
 NAME = "name"
 """The operation of an event that only says which type a name has where it is written."""
@@ -99,10 +99,9 @@ class TypingPass:
             )
 
     def report(self, builder: SiteBuilder, events: Iterable[TypeEvent]) -> None:
-        """Sites for typed results, diagnostics for rejections (each once). A result where a
-        recognizer already put a site (a placement, an `out_sharding=`) completes that site."""
+        """Sites for typed results (`merge_types` folds those of placements and `out_sharding=`
+        results into the recognizers' sites), diagnostics for rejections; each once."""
         seen: set[tuple[object, ...]] = set()
-        placed = {site.span: index for index, site in enumerate(builder.sites)}
         for event in events:
             if event.path != builder.path:
                 continue
@@ -113,13 +112,8 @@ class TypingPass:
             if event.result is None:
                 continue
             key = (event.span, event.result.type, event.operation == NAME)
-            if key in seen:
-                continue
-            seen.add(key)
-            at = placed.get(event.span) if event.operation != NAME else None
-            if at is not None:
-                builder.sites[at] = _completed(builder.sites[at], event)
-            elif not event.placement:
+            if key not in seen:
+                seen.add(key)
                 builder.sites.append(self._site(builder, event))
 
     def _site(self, builder: SiteBuilder, event: TypeEvent) -> Site:
@@ -129,7 +123,7 @@ class TypingPass:
         mesh = builder.mesh_fact(typed.mesh)
         name = self.names.get(id(event.node)) if event.node is not None else None
         return Site(
-            SiteKind.ARRAY_NAME if event.operation == NAME else SiteKind.ARRAY_TYPE,
+            SiteKind.ARRAY_NAME if event.operation == NAME or event.placement else SiteKind.ARRAY_TYPE,
             event.span,
             name,
             UsageContext.RESHARD,
@@ -143,29 +137,53 @@ class TypingPass:
             jax_type=t.jax_type,
             type_sources=_sources_text(typed),
             compiler_chosen=_auto_axes(typed),
+            movement=_movement(event),
         )
 
 
-def _completed(site: Site, event: TypeEvent) -> Site:
-    """A recognizer's site with the type its array gets, and for a placement of an array whose
-    layout was known, the data each device must receive."""
+def merge_types(sites: list[Site]) -> list[Site]:
+    """Each typed array once, and where a recognizer has a site for the same array (a placement,
+    an `out_sharding=` result), its type folded into that site. A placement no recognizer saw
+    (an array made without a sharding, replicated on the context mesh) is for hovers only. A segment reports the types it
+    evaluated, also of statements elsewhere in the file whose values it reused, so this runs on
+    the whole file's sites."""
+    recognized: dict[tuple[object, ...], int] = {}
+    for index, site in enumerate(sites):
+        if site.kind not in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME):
+            recognized.setdefault((site.span, site.shape), index)
+    merged = list(sites)
+    dropped: set[int] = set()
+    seen: set[tuple[object, ...]] = set()
+    for index, site in enumerate(sites):
+        if site.jax_type is None or site.kind not in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME):
+            continue
+        key = (site.kind, site.span, site.jax_type, site.name)
+        at = recognized.get((site.span, site.shape))
+        if key in seen or at is not None:
+            dropped.add(index)
+        seen.add(key)
+        if at is not None and merged[at].jax_type is None:
+            merged[at] = replace(
+                merged[at],
+                jax_type=site.jax_type,
+                type_sources=site.type_sources,
+                compiler_chosen=site.compiler_chosen,
+                movement=site.movement,
+            )
+    return [site for index, site in enumerate(merged) if index not in dropped]
+
+
+def _movement(event: TypeEvent) -> DataMovement | None:
+    """For a placement of an array whose layout was known: what each device must receive."""
     assert event.result is not None
-    typed = event.result
-    movement = None
     source = event.operands[0].type.layout() if event.placement and event.operands else None
-    destination = typed.type.layout()
-    if source is not None and destination is not None:
-        try:
-            movement = data_movement(source, destination)
-        except MovementRefused:
-            movement = None
-    return replace(
-        site,
-        jax_type=typed.type.jax_type,
-        type_sources=_sources_text(typed),
-        compiler_chosen=_auto_axes(typed),
-        movement=movement,
-    )
+    destination = event.result.type.layout()
+    if source is None or destination is None:
+        return None
+    try:
+        return data_movement(source, destination)
+    except MovementRefused:
+        return None
 
 
 def _sources_text(typed: TypedArray) -> tuple[str, ...]:
