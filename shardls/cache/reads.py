@@ -5,8 +5,11 @@ into a list of facts that can be checked again later without analysing anything:
 
     ["text", path, hash]      the file's text had this hash (null: it was absent or unreadable)
     ["file", path, exists]    an import looked for this file, and it existed or not
-    ["listing", hash]         the workspace was listed and searched (its only mesh, the scripts
-                              that build a model): a hash of every listed path and its text
+    ["search", pattern, hash] the workspace was searched for files mentioning `pattern` (one of
+                              `workspace.SEARCHES`: the search for its only mesh), and these
+                              were found (a hash of their paths)
+    ["listing", hash]         the workspace was listed and its files read (the scripts that
+                              build a model): a hash of every listed path and its text
 
 `WorkspaceState.holds` checks such a list against the disk now, reading each file at most once
 per check run. Both sides use the same `Workspace` reads, so a file is seen the same way.
@@ -19,7 +22,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from shardls.analysis.workspace import Workspace, WorkspaceReads
+from shardls.analysis.workspace import SEARCHES, Workspace, WorkspaceReads
 from shardls.cache.codec import Json
 
 
@@ -29,6 +32,10 @@ def text_hash(text: str | None) -> str | None:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
+def paths_hash(paths: Sequence[str]) -> str:
+    return hashlib.blake2b("\0".join(paths).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
 class WorkspaceState:
     """The workspace as it is on disk during one check run (memoized per file)."""
 
@@ -36,6 +43,7 @@ class WorkspaceState:
         self.workspace = workspace
         self._texts: dict[str, str | None] = {}
         self._files: dict[str, bool] = {}
+        self._searches: dict[str, str] = {}
         self._listing: str | None = None
 
     def know(self, path: str, text: str) -> None:
@@ -51,6 +59,15 @@ class WorkspaceState:
         if path not in self._files:
             self._files[path] = os.path.isfile(path)
         return self._files[path]
+
+    def search(self, pattern: str) -> str | None:
+        """What searching the workspace for `pattern` finds now (None: not a search shardls
+        makes; a pattern from an entry is never compiled, it could take any time to match)."""
+        if pattern not in SEARCHES:
+            return None
+        if pattern not in self._searches:
+            self._searches[pattern] = paths_hash(self.workspace.files_mentioning(SEARCHES[pattern]))
+        return self._searches[pattern]
 
     def listing(self) -> str:
         if self._listing is None:
@@ -76,6 +93,10 @@ class WorkspaceState:
             elif kind == "file" and len(fact) == 3 and isinstance(fact[1], str):
                 if self.is_file(fact[1]) is not fact[2]:
                     return False
+            elif kind == "search" and len(fact) == 3 and isinstance(fact[1], str):
+                found = self.search(fact[1])
+                if found is None or found != fact[2]:
+                    return False
             elif kind == "listing" and len(fact) == 2:
                 if self.listing() != fact[1]:
                     return False
@@ -89,6 +110,7 @@ def dependencies(reads: WorkspaceReads, state: WorkspaceState) -> list[Json]:
     reads give equal entries)."""
     facts: list[Json] = [["text", path, text_hash(text)] for path, text in sorted(reads.texts.items())]
     facts += [["file", path, exists] for path, exists in sorted(reads.probes.items())]
+    facts += [["search", pattern, paths_hash(found)] for pattern, found in sorted(reads.searches.items())]
     if reads.listed:
         facts.append(["listing", state.listing()])
     return facts

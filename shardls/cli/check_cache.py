@@ -34,7 +34,7 @@ from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.reads import WorkspaceState, dependencies, workspace_for
 from shardls.cache.store import CacheStore
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Bumped whenever what an entry holds, or how it is keyed, changes."""
 
 CACHE_DIR_VARIABLE = "SHARDLS_CACHE_DIR"

@@ -66,7 +66,7 @@ def entries(cache: Path) -> list[Path]:
     return sorted(cache.glob("*/*/*.json"))
 
 
-MULTI_FILE = {
+MULTI_FILE: dict[str, str | bytes] = {
     "pyproject.toml": "[tool.shardls]\ndevice-count = 8\n",
     "pkg/__init__.py": "",
     "pkg/sizes.py": "VOCAB = 64\nWIDTH = 16\n",
@@ -149,9 +149,7 @@ def test_editing_an_imported_file_invalidates_its_importers(
     write(tmp_path, {"pkg/sizes.py": "VOCAB = 65\nWIDTH = 16\n"})
     analysed.clear()
     warm = check(capsys, "--output-format", "concise")
-    # model.py read sizes.py; other.py, with a mesh of its own, read nothing that changed. The
-    # files without a mesh searched the whole workspace for one, so any change is theirs too.
-    assert sorted(analysed) == ["__init__.py", "model.py", "sizes.py"]
+    assert sorted(analysed) == ["model.py", "sizes.py"]  # not other.py nor __init__.py
     assert "pkg/model.py:7:" in warm.out and "SH001" in warm.out
     assert warm == check(capsys, "--output-format", "concise", "--no-cache")
 
@@ -213,6 +211,52 @@ def test_a_lone_surrogate_survives_the_cache(
     analysed.clear()
     assert outputs(capsys) == cold
     assert analysed == []
+
+
+WORKSPACE_MESH = {
+    "pyproject.toml": "[tool.shardls]\n",
+    "layers.py": (
+        "import jax\nimport jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n\n"
+        "def layer(mesh):\n"
+        "    return jax.device_put(jnp.zeros((6, 16)), jax.sharding.NamedSharding(mesh, P('data')))\n"
+    ),
+    "train.py": "import jax\nimport sizes\n\nmesh = jax.make_mesh((sizes.DATA, 4), ('data', 'model'))\n",
+    "sizes.py": "DATA = 2\n",
+    "notes.py": "TEXT = 'nothing about meshes'\n",
+}
+"""layers.py builds no mesh: its site takes the workspace's only mesh, which train.py builds
+from a size in sizes.py."""
+
+
+@pytest.mark.parametrize(
+    ("change", "again"),
+    [
+        # train.py reads sizes.py; the files without a mesh rest on the search, which read it.
+        ({"sizes.py": "DATA = 4\n"}, ["layers.py", "notes.py", "sizes.py", "train.py"]),
+        # The search did not read notes.py (it mentions no mesh): only notes.py itself changed.
+        ({"notes.py": "TEXT = 'still nothing'\n"}, ["notes.py"]),
+        # The search finds one more file; train.py, with its own mesh, did not search.
+        (
+            {"new.py": "import jax\nother = jax.make_mesh((8,), ('x',))\n"},
+            ["layers.py", "new.py", "notes.py", "sizes.py"],
+        ),
+    ],
+    ids=["what-the-mesh-reads", "an-unrelated-file", "a-new-mesh"],
+)
+def test_the_search_for_the_workspace_mesh_is_keyed_by_what_it_read(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    analysed: list[str],
+    change: dict[str, str | bytes],
+    again: list[str],
+) -> None:
+    write(tmp_path, WORKSPACE_MESH)
+    check(capsys, "--output-format", "json", "--show-layouts")
+    write(tmp_path, change)
+    analysed.clear()
+    warm = check(capsys, "--output-format", "json", "--show-layouts")
+    assert sorted(analysed) == again
+    assert warm == check(capsys, "--output-format", "json", "--show-layouts", "--no-cache")
 
 
 def test_changing_settings_invalidates(
@@ -353,7 +397,7 @@ def test_a_read_only_cache_is_read_but_not_written(
 def test_two_checks_at_once_share_a_cache(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Two processes fill one cache at the same time (each file written by both): each prints
     the uncached result, and the cache they leave serves a third run completely."""
-    files = {f"m{i:02}.py": BAD if i % 3 == 0 else GOOD for i in range(40)}
+    files: dict[str, str | bytes] = {f"m{i:02}.py": BAD if i % 3 == 0 else GOOD for i in range(40)}
     write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", **files})
     uncached = check(capsys, "--output-format", "json", "--show-layouts", "--no-cache")
     command = [sys.executable, "-I", "-m", "shardls", "check", "--output-format", "json", "--show-layouts"]
