@@ -65,7 +65,7 @@ class CacheStore:
 
     def write(self, key: str, entry: Json) -> None:
         """Store `entry` under `key` (replacing any), or do nothing when the folder is not writable."""
-        if self.writable is False or not self._prepare():
+        if not self._prepare():
             return
         try:
             # ASCII: a name with a lone surrogate (a file's undecodable byte) stays writable.
@@ -112,8 +112,11 @@ class CacheStore:
         return self.folder / key[:2] / (key + _ENTRY_SUFFIX)
 
     def _prepare(self) -> bool:
-        """Create the folder, marked as a cache to git and to backup tools, on the first write."""
-        if self.writable:
+        """Create the folder, marked as a cache to git and to backup tools, on the first write
+        (and again if it was deleted meanwhile); False when it cannot be written."""
+        if self.writable is False:
+            return False
+        if self.writable and self.folder.is_dir():
             return True
         try:
             self.root.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import WorkspaceReads, too_large
 from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.reads import WorkspaceState, dependencies, workspace_for
-from shardls.cache.store import CacheStore
+from shardls.cache.store import CACHE_DIR_NAME, CacheStore
 
 CACHE_FORMAT = 2
 """Bumped whenever what an entry holds, or how it is keyed, changes."""
@@ -129,8 +129,6 @@ def prune(cache_dirs: Iterable[Path]) -> None:
 def cache_dir_of(flag: Path | None, configured: Path | None, project: Path) -> Path:
     """Where the cache lives, as in ruff: `--cache-dir`, else SHARDLS_CACHE_DIR, else the
     configuration's `cache-dir`, else `.shardls_cache` in the project's folder."""
-    from shardls.cache.store import CACHE_DIR_NAME
-
     if flag is not None:
         return Path(os.path.abspath(flag))
     variable = os.environ.get(CACHE_DIR_VARIABLE)

@@ -444,6 +444,20 @@ def test_what_json_cannot_hold_is_not_cached() -> None:
         decode(Span, {"line": 0, "column": 0, "end_line": 0, "end_column": 0, "extra": 1})
 
 
+def test_the_cache_may_be_deleted_between_and_during_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+) -> None:
+    """--watch keeps one process: a cache deleted while it runs is created again."""
+    write(tmp_path, MULTI_FILE)
+    cold = check(capsys, "--output-format", "concise")
+    shutil.rmtree(tmp_path / ".shardls_cache")
+    analysed.clear()
+    assert check(capsys, "--output-format", "concise") == cold
+    assert len(analysed) == 4
+    assert len(entries(tmp_path / ".shardls_cache")) == 4
+    assert (tmp_path / ".shardls_cache" / "CACHEDIR.TAG").is_file()
+
+
 def test_pruning_keeps_the_cache_within_its_bound_and_deletes_only_entries(tmp_path: Path) -> None:
     store = CacheStore(tmp_path / "cache", max_bytes=10_000)
     for i in range(40):
