@@ -34,7 +34,7 @@ def check_seconds(folder: Path, repeat: int) -> float:
     for _ in range(repeat):
         start = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-I", "-m", "shardls", "check", ".", "--output-format", "concise"],
+            [sys.executable, "-I", "-m", "shardls", "check", ".", "--output-format", "concise", "--no-cache"],
             cwd=folder,
             capture_output=True,
             check=False,
