@@ -36,9 +36,19 @@ Encoder = Callable[[Any], Json]
 Decoder = Callable[[Json], Any]
 
 
+_FAILURES = (TypeError, ValueError, KeyError, IndexError, AttributeError, NameError, RecursionError)
+"""What a value the format cannot hold, data that is not such a value, or a type hint that does
+not resolve raises on the way; each becomes a CodecError, so a cache never stops a check."""
+
+
 def encode(hint: object, value: object) -> Json:
     """`value` as JSON, read as type `hint`; raises CodecError for what the format cannot hold."""
-    return _codec(hint)[0](value)
+    try:
+        return _codec(hint)[0](value)
+    except CodecError:
+        raise
+    except _FAILURES as error:
+        raise CodecError(f"{type(error).__name__}: {error}") from None
 
 
 def decode(hint: object, data: Json) -> Any:
@@ -47,7 +57,7 @@ def decode(hint: object, data: Json) -> Any:
         return _codec(hint)[1](data)
     except CodecError:
         raise
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError) as error:
+    except _FAILURES as error:
         raise CodecError(f"{type(error).__name__}: {error}") from None
 
 

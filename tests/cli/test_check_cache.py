@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -213,7 +214,7 @@ def test_a_lone_surrogate_survives_the_cache(
     assert analysed == []
 
 
-WORKSPACE_MESH = {
+WORKSPACE_MESH: dict[str, str | bytes] = {
     "pyproject.toml": "[tool.shardls]\n",
     "layers.py": (
         "import jax\nimport jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n\n"
@@ -439,6 +440,8 @@ def test_what_json_cannot_hold_is_not_cached() -> None:
     with pytest.raises(CodecError):
         encode(Diagnostic, odd)
     with pytest.raises(CodecError):
+        encode(_Unresolvable, _Unresolvable(1))  # a hint that names nothing importable
+    with pytest.raises(CodecError):
         decode(Span, {"line": True, "column": 0, "end_line": 0, "end_column": 0})
     with pytest.raises(CodecError):
         decode(Span, {"line": 0, "column": 0, "end_line": 0, "end_column": 0, "extra": 1})
@@ -470,6 +473,11 @@ def test_pruning_keeps_the_cache_within_its_bound_and_deletes_only_entries(tmp_p
     assert 0 < len(kept) < 40
     assert foreign.read_text() == "not shardls's"
     assert store.read(f"{39:064x}") == {"payload": "x" * 1_000}  # the newest survive
+
+
+@dataclass(frozen=True)
+class _Unresolvable:
+    value: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821
 
 
 def _stdin(text: str) -> io.TextIOWrapper:
