@@ -182,7 +182,7 @@ def gather(x: ShardedType, entries: list[Entry], out_sharding: PartitionSpec | N
     if gathers:
         _check_slice_sizes(x, plan)
     if out_sharding is not None:
-        return typed_out_sharding(x.mesh, out_sharding, shape, x.dtype)
+        return replace(typed_out_sharding(x.mesh, out_sharding, shape, x.dtype), weak_type=x.weak_type)
     if 0 in shape:
         return result("full_like", [x], shape, x.dtype, slice_spec, weak_type=x.weak_type)
     not_implemented_for_unreduced("gather", x, reduced_too=False)
