@@ -7,7 +7,7 @@ out_sharding, reshape with and without out_sharding, transpose, reductions with 
 argmax, cumsum, reshard, astype, zeros_like; indexing with integers, static and strided slices,
 `None`, `...`, traced scalars and integer arrays, `x.at[...].get(out_sharding=)`, `lax.slice`,
 `lax.dynamic_slice`, concatenate (also along a sharded dim and with `axis=None`), stack, split and
-array_split). Every intermediate type must print exactly as
+array_split, `jax.nn` activations and softmax). Every intermediate type must print exactly as
 JAX prints it (shape, dtype, weak type, spec, unreduced/reduced), and a rejected program must
 fail with JAX's exception class. JAX traces on an AbstractMesh: no devices, nothing runs.
 """
