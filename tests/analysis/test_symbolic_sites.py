@@ -216,3 +216,17 @@ def branch(y, mesh):
     decode, clash, branch = analysis.sites
     assert decode.shape == (SymbolicDim("last_tokens.shape[0]"), SymbolicDim("last_tokens.shape[1]"))
     assert clash.shape is None and branch.shape is None
+
+
+def test_a_number_where_the_dtype_goes_makes_no_array() -> None:
+    """flax docs_nnx/guides/flax_gspmd.ipynb: `nnx.Param(jnp.ones(4,4), out_sharding=(None, 'model'), ...)`
+    raises TypeError in JAX (4 is not a dtype): no rank-1 array and no SH002 about it."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+w = nnx.Param(jnp.ones(4, 4), out_sharding=(None, "model"), eager_sharding=True, mesh=mesh)
+"""
+    )
+    assert not analysis.diagnostics
+    assert [s.shape for s in analysis.sites] == [None]

@@ -64,6 +64,9 @@ def _default_dtype(call: CallArgs) -> DType:
 def _array(
     call: CallArgs, shape: Value | None, dtype_value: Value | None, default: DType | None = None
 ) -> Value:
+    if isinstance(dtype_value, Const) and isinstance(dtype_value.value, int | float):
+        # `jnp.ones(4, 4)`: a number where the dtype goes; JAX raises TypeError before any layout.
+        return Unknown(f"{dtype_value.value!r} is not a dtype (JAX raises TypeError)")
     dims = shape_of(shape)
     x64 = call.library.environment.x64
     dtype = dtype_of(dtype_value, x64) if dtype_value is not None else (default or _default_dtype(call))
