@@ -32,6 +32,7 @@ from shardls.core.typing import (
     lax_slice,
     split,
     stack,
+    take,
 )
 
 MESH = Mesh(("X", "Y"), (2, 4), (AxisType.EXPLICIT, AxisType.EXPLICIT))
@@ -263,3 +264,21 @@ def test_eager_indexing_agrees_with_jax_on_concrete_arrays() -> None:
     assert not disagreements, f"{len(disagreements)} disagreements, e.g.\n" + "\n".join(disagreements[:10])
     assert outcomes.get("ok", 0) >= EAGER_CASES // 3, outcomes
     assert outcomes.get("ShardingTypeError", 0) >= EAGER_CASES // 10, outcomes
+
+
+def test_take_is_always_a_gather() -> None:
+    c = ShardedType((8, 16), F32, MESH, (("X",), ()))
+    assert take(B, IDS, 0).jax_type == "float32[4,16@Y]"
+    assert take(c, IDS, 1).jax_type == "float32[8@X,4]"
+    assert take(c, ShardedType((4, 3), I32, MESH, ((), ())), 1).jax_type == "float32[8@X,4,3]"
+    assert take(B, SCALAR, 0).jax_type == "float32[16@Y]"
+    assert take(R, IDS).jax_type == "float32[4]"
+    for array, where, axis in ((B, IDS_X, 0), (X, IDS, 0), (B, IDS, -1), (c, IDS_Y, 1)):
+        with pytest.raises(TypeRejected) as info:
+            take(array, where, axis)
+        assert (info.value.problem.code, info.value.problem.data["jax_error"]) == (
+            "SH308",
+            "ShardingTypeError",
+        )
+    # axis=None flattens first, which a sharded array cannot do without out_sharding.
+    assert _rejected(lambda: take(B, IDS)) == ("SH305", "ShardingTypeError")

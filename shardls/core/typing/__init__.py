@@ -22,7 +22,7 @@ from shardls.core.typing.elementwise import (
 )
 from shardls.core.typing.errors import ShapeError, TypeRejected
 from shardls.core.typing.index_entries import Index
-from shardls.core.typing.indexing import index
+from shardls.core.typing.indexing import index, take
 from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
 from shardls.core.typing.placement import astype, full_like, reshard
 from shardls.core.typing.reductions import CUMULATIVE, REDUCTIONS, arg_reduce, cumulative, reduce
@@ -72,6 +72,7 @@ __all__ = [
     "squeeze",
     "stack",
     "swapaxes",
+    "take",
     "transpose",
     "type_of_layout",
     "unary",
