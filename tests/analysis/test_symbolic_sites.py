@@ -230,3 +230,27 @@ w = nnx.Param(jnp.ones(4, 4), out_sharding=(None, "model"), eager_sharding=True,
     )
     assert not analysis.diagnostics
     assert [s.shape for s in analysis.sites] == [None]
+
+
+def test_a_workspace_copy_of_flax_does_not_replace_the_flax_model(tmp_path: Path) -> None:
+    """In the flax repository itself, `from flax import nnx` must still mean the modelled Flax."""
+    analyzer = workspace(
+        tmp_path,
+        {
+            "flax/__init__.py": "",
+            "flax/nnx/__init__.py": "class Rngs:\n    def normal(self, shape):\n        return None\n",
+            "docs/guide.py": """
+                import jax
+                from flax import nnx
+                from jax.sharding import PartitionSpec as P
+
+                mesh = jax.make_mesh((2, 4), ("data", "model"))
+                rngs = nnx.Rngs(0)
+                with jax.set_mesh(mesh):
+                    label = jax.device_put(rngs.normal((8, 1024)), P("data", None))
+            """,
+        },
+    )
+    guide = tmp_path / "docs" / "guide.py"
+    analysis = analyzer.analyze(str(guide), guide.read_text())
+    assert site_named(analysis, "label").shard_shape == (4, 1024)
