@@ -179,16 +179,16 @@ def check_file(job: CheckJob) -> FileReport:
     except UnreadableSource as error:
         return _unreadable(job, str(error), error.severity)
     lines = source_lines(text)
-    workspace = _analyzer(job.roots).workspace
-    reads = workspace.reads = WorkspaceReads() if job.cached else None
+    analyzer = _analyzer(job.roots)
+    reads = analyzer.workspace.reads = WorkspaceReads() if job.cached else None
     try:
-        analysis = _analyzer(job.roots).analyze(str(job.path), text, job.settings)
+        analysis = analyzer.analyze(str(job.path), text, job.settings)
     except Exception as error:  # a bug in shardls must not cost the user the results of other files
         return FileReport(
             job.display, str(job.path), lines, notebook, (), (), f"{type(error).__name__}: {error}"
         )
     finally:
-        workspace.reads = None
+        analyzer.workspace.reads = None
     if reads is not None and job.cache_dir is not None:
         key = check_cache.entry_key(job.path, job.roots, job.settings, text)
         result = CachedResult(analysis.diagnostics, analysis.sites, analysis.suppressed)
