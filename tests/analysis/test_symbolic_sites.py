@@ -254,3 +254,29 @@ def test_a_workspace_copy_of_flax_does_not_replace_the_flax_model(tmp_path: Path
     guide = tmp_path / "docs" / "guide.py"
     analysis = analyzer.analyze(str(guide), guide.read_text())
     assert site_named(analysis, "label").shard_shape == (4, 1024)
+
+
+def test_an_einsum_with_unknown_operands_has_the_rank_of_its_output() -> None:
+    """jax-llm-examples llama3 rope: `jnp.einsum("BT,k->BTk", positions, freq, out_sharding=P(None, None, None))`."""
+    analysis = analyze(
+        HEADER
+        + """
+def rope(positions, features):
+    fraction = jnp.arange(0, features, 2, dtype=jnp.float32) / features
+    return jnp.einsum("BT,k->BTk", positions, fraction, out_sharding=P(None, None, None))
+
+def proj(x):
+    return jnp.einsum("btd,dh->bth", x, jnp.zeros((128, 64)), out_sharding=P("data", None, "model"))
+
+def dots(x, y):
+    return jnp.einsum("...d,d->...", x, y, out_sharding=P())
+
+def misfit(x):
+    return jnp.einsum("btd,dh->bth", x, jnp.zeros((128,)), out_sharding=P("data"))
+"""
+    )
+    rope, proj, dots, misfit = analysis.sites
+    assert rope.shape == (SymbolicDim("B"), SymbolicDim("T"), SymbolicDim("k"))
+    assert proj.shape == (SymbolicDim("b"), SymbolicDim("t"), 64)
+    assert dots.shape is None and misfit.shape is None
+    assert not analysis.diagnostics

@@ -308,3 +308,30 @@ def _where(call: CallArgs) -> Value | None:
     arrays = [a for a in call.args[1:] if isinstance(a, ArrayV)]
     dtype = arrays[0].dtype if arrays else None
     return ArrayV(result, dtype)
+
+
+def einsum_labels(subscripts: str, operands: Sequence[Value]) -> tuple[Value, ...] | None:
+    """`jnp.einsum("BT,k->BTk", positions, freq)` when some operand's shape is not known: the
+    explicit output (`->`, no `...`) still fixes the rank. Each size is taken from an operand
+    whose shape is known, else named after its label (`B`); None when a known shape does not fit
+    its term (JAX raises) or the output needs `...`."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if not arrow or "." in subscripts or len(terms) != len(operands) or not output.isalpha():
+        return None
+    sizes: dict[str, Value] = {}
+    for term, operand in zip(terms, operands):
+        shape = operand.shape if isinstance(operand, ArrayV) else None
+        if shape is None:
+            continue
+        if len(shape) != len(term):
+            return None
+        for label, size in zip(term, shape):
+            if as_int(size) is not None:
+                sizes.setdefault(label, size)
+    used = set(inputs.replace(",", ""))
+    if any(label not in used for label in output):
+        return None
+    return tuple(
+        sizes.get(label) or Unknown(f"size of einsum label {label!r}", symbol=label) for label in output
+    )

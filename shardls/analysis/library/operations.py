@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.array_functions import einsum_labels
 from shardls.analysis.library.convert import dtype_of, sharding_of
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
 from shardls.analysis.shapes import IndexItem, Shape, array_operation, dot_shape, einsum_shape, index_shape
@@ -61,7 +62,10 @@ def _einsum(call: CallArgs) -> Value | None:
     if subscripts is None:
         return None
     operands = call.args[1:]
-    return _product(call, einsum_shape(subscripts, [_shape(o) for o in operands]), operands)
+    shape = einsum_shape(subscripts, [_shape(o) for o in operands])
+    if shape is None:
+        shape = einsum_labels(subscripts, operands)
+    return _product(call, shape, operands)
 
 
 @calls("jax.numpy.dot", "numpy.dot")
