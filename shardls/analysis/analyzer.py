@@ -43,9 +43,6 @@ _TRIGGER = re.compile(
     r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit"
 )
 
-_TYPED_TRIGGER = re.compile(_TRIGGER.pattern + r"|[-+*/@<>]|\.T\b|\w[([]")
-"""In a file with a mesh with Explicit axes, any statement may compute a typed array."""
-
 _CACHED_FILES = 64
 WORKSPACE_SCAN_STEPS = 150_000
 """Evaluation steps one search for the workspace's only mesh may take over all the files it reads
@@ -86,8 +83,11 @@ class Analyzer:
     edited segment and the segments that depend on it are analysed again.
     """
 
-    def __init__(self, workspace: Workspace | None = None) -> None:
+    def __init__(self, workspace: Workspace | None = None, *, sharded_types: bool = True) -> None:
+        """`sharded_types`: infer the sharded type of computed arrays (Explicit axes) and report
+        the errors JAX raises for them; off only to measure what it costs (benchmarks/)."""
         self.workspace = workspace or Workspace()
+        self.sharded_types = sharded_types
         self._files: OrderedDict[str, _FileCache] = OrderedDict()
         self._workspace_scans: dict[tuple[int, Environment], tuple[_WorkspaceMeshes, WorkspaceReads]] = {}
         """Per snapshot and environment: the search's result, and what it read."""
@@ -142,12 +142,14 @@ class Analyzer:
             default_dtype,
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
-        evaluator.typing = TypeRecorder()
+        evaluator.typing = TypeRecorder() if self.sharded_types else None
         builder.file_meshes = _find_meshes(walker, builder)
-        typing = TypingPass(evaluator, any(has_explicit_axis_type(m.mesh) for m in builder.file_meshes))
-        walker.on_statement = typing.statement
-        if typing.active:
-            walker.trigger = _TYPED_TRIGGER
+        typing = TypingPass(
+            evaluator, module, any(has_explicit_axis_type(m.mesh) for m in builder.file_meshes)
+        )
+        if self.sharded_types:
+            walker.on_statement = typing.statement
+            walker.also = typing.wants
         if not builder.file_meshes and builder.fallback_mesh is None:
             builder.fallback_mesh = self._workspace_mesh(path, environment, builder)
         mesh_diagnostics = list(builder.diagnostics)
@@ -165,7 +167,7 @@ class Analyzer:
         sites: list[Site] = []
         diagnostics: list[Diagnostic] = mesh_diagnostics
         for segment in module.source.segments:
-            if not segment.body or not walker.trigger.search(segment.text):
+            if not segment.body or not walker.wanted(segment):
                 continue
             key = (id(segment.body[0]), segment.first_line)
             result = cache.segments.get(key)

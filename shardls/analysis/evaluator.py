@@ -30,6 +30,7 @@ from shardls.analysis.scopes import (
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
 from shardls.analysis.sharded.operations import typed_binop, typed_subscript
+from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
 from shardls.analysis.values import (
     ArrayV,
@@ -440,7 +441,10 @@ class Evaluator:
         return DictV(tuple(keys), tuple(values))
 
     def _eval_Name(self, node: ast.Name, frame: Frame) -> Value:
-        return self.lookup(node.id, frame, node)
+        value = self.lookup(node.id, frame, node)
+        if self.typing is not None and isinstance(value, ArrayV) and value.typed is not None:
+            named(self, frame, node, value.typed)  # a hover on the name answers with its type
+        return value
 
     def _eval_Attribute(self, node: ast.Attribute, frame: Frame) -> Value:
         if isinstance(node.value, ast.Name):

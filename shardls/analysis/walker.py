@@ -128,6 +128,8 @@ class Walker:
     calls: re.Pattern[str]
     """Statements that do not match contain no call worth visiting (a cheap text test that
     saves walking most expressions)."""
+    also: Callable[[Segment], bool] | None = None
+    """Segments the trigger misses that are walked too (those that may compute typed arrays)."""
     on_statement: Callable[[ast.stmt, Frame, Context], None] | None = None
     """Called for every simple statement a discovery walk reaches, with its frame and context
     (the typing pass evaluates the arrays it computes)."""
@@ -135,7 +137,11 @@ class Walker:
     def visits(self, segments: Iterable[Segment] | None = None) -> Iterator[Visit]:
         """Every call in the given segments (default: all segments that match the trigger)."""
         chosen = self.module.source.segments if segments is None else segments
-        yield from self._segments([s for s in chosen if self.trigger.search(s.text)], _Search())
+        yield from self._segments([s for s in chosen if self.wanted(s)], _Search())
+
+    def wanted(self, segment: Segment) -> bool:
+        """Whether the segment may hold a site (or, with `also`, what else a pass looks for)."""
+        return bool(self.trigger.search(segment.text)) or (self.also is not None and self.also(segment))
 
     def _segments(self, segments: Iterable[Segment], search: _Search) -> Iterator[Visit]:
         scope = self.module.scope

@@ -128,6 +128,26 @@ def replicated(evaluator: Evaluator, frame: Frame, node: ast.AST, operation: str
     return place(evaluator, frame, node, operation, ShardingV(_REPLICATED, mesh), array, None)
 
 
+NAME = "name"
+"""The operation of an event that only says which type a name has where it is written."""
+
+
+def named(evaluator: Evaluator, frame: Frame, node: ast.AST, typed_array: TypedArray) -> None:
+    """Record that the name (or assignment target) `node` holds an array of this type here."""
+    recorder = evaluator.typing
+    if recorder is not None and frame.module.path is not None:
+        recorder.record(
+            TypeEvent(
+                frame.module.path,
+                frame.span(node),
+                NAME,
+                typed_array,
+                assumptions=typed_array.assumptions,
+                node=node,
+            )
+        )
+
+
 def untyped(value: Value | None) -> Value | None:
     return untyped_array(value) if isinstance(value, ArrayV) else value
 

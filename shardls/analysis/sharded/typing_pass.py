@@ -10,21 +10,35 @@ assumption (the default device count); otherwise a warning that names what was a
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Site, SiteKind
+from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.sharded.events import TypeEvent
-from shardls.analysis.sharded.propagate import has_explicit_axis
+from shardls.analysis.sharded.propagate import NAME, has_explicit_axis, named
 from shardls.analysis.sites import SiteBuilder
-from shardls.analysis.values import ArrayV, TypedArray, Value
+from shardls.analysis.source import Segment
+from shardls.analysis.values import ArrayV, Const, TypedArray, Value
 from shardls.analysis.walker import Context, MeshContext
 from shardls.core import AxisType, Mesh, UsageContext
 from shardls.core.movement import DataMovement, MovementRefused, data_movement
 
-NAME = "name"
-"""The operation of an event that only says which type a name has where it is written."""
+_MAKERS = frozenset(
+    {
+        *("device_put", "reshard", "make_array_from_callback"),
+        *("zeros", "ones", "full", "empty", "arange", "array", "asarray", "normal", "uniform"),
+        *("truncated_normal", "bernoulli", "randint", "zeros_like", "ones_like", "full_like"),
+    }
+)
+"""Calls that make or place an array: a statement with one may compute a typed array."""
+_ASSIGNING = frozenset({"assign", "augassign", "with"})
+_MAX_CHAIN = 32
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_ANY: frozenset[str] = frozenset({"*"})
+_NOTHING = Const(None)
 ONE_OF_SEVERAL = "the operands are one of several values the code may have here"
 
 
@@ -50,16 +64,34 @@ class TypingPass:
     arrays computed without a call (`y = x @ w`, `t = x.T`) are typed too; names the statements'
     targets for the sites."""
 
-    def __init__(self, evaluator: Evaluator, active: bool) -> None:
+    def __init__(self, evaluator: Evaluator, module: ModuleInfo, active: bool) -> None:
         self.evaluator = evaluator
+        self.module = module
         self.active = active
         """Some mesh of the file has Explicit axes (else no array of it can be typed)."""
         self.names: dict[int, str] = {}
+        self._typables: dict[tuple[int, str], bool] = {}
+        self._words: dict[tuple[int, int], frozenset[str]] = {}
+        """Per statement and scope: `_ANY` when it may compute a typed array whatever its
+        parameters hold, else the words a parameter bound to a typed array would have to be."""
+        self._alive: list[Scope] = []
+        """Keeps the scopes `_typables` is keyed by alive, so their ids cannot be reused."""
+
+    def wants(self, segment: Segment) -> bool:
+        """Whether a segment no site trigger matches may still compute a typed array (`y = x @ w`
+        reads `x`, which a placement typed): only in a file with a mesh with Explicit axes."""
+        if not self.active:
+            return False
+        scope = self.module.scope
+        words = set(_WORD.findall(segment.text))
+        return any(word in _MAKERS or self._typable(word, scope, 0) for word in words)
 
     def statement(self, stmt: ast.stmt, frame: Frame, context: Context) -> None:
         value = _computed(stmt)
         mesh = context_mesh(context)
         if value is None or not (self.active or (mesh is not None and has_explicit_axis(mesh.mesh))):
+            return
+        if not self._may_be_typed(stmt, frame):
             return
         name = _target(stmt)
         if name is not None:
@@ -70,33 +102,60 @@ class TypingPass:
         evaluator.tracing = tracing(context)
         try:
             result = evaluator.evaluate(value, frame)
-            self._names(stmt, value, result, frame)
         finally:
             evaluator.context_mesh, evaluator.tracing = previous
-
-    def _names(self, stmt: ast.stmt, value: ast.expr, result: Value, frame: Frame) -> None:
-        """Each name of a typed array in the statement, so that a hover on it answers: the
-        target (`t` in `t = x.T`) and the names the value reads (`x`)."""
-        recorder = self.evaluator.typing
-        if recorder is None or frame.module.path is None:
-            return
         target = _target_node(stmt)
-        found: list[tuple[ast.AST, TypedArray]] = []
         if target is not None and isinstance(result, ArrayV) and result.typed is not None:
-            found.append((target, result.typed))
-        for node in ast.walk(value):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                typed = _typed(self.evaluator.evaluate(node, frame))
-                if typed is not None:
-                    found.append((node, typed))
-        for node, typed in found:
-            span = frame.span(node)
-            name = node.id if isinstance(node, ast.Name) else _target(stmt)
             if name is not None:
-                self.names[id(node)] = name
-            recorder.record(
-                TypeEvent(frame.module.path, span, NAME, typed, assumptions=typed.assumptions, node=node)
-            )
+                self.names[id(target)] = name
+            named(evaluator, frame, target, result.typed)
+
+    def _may_be_typed(self, stmt: ast.stmt, frame: Frame) -> bool:
+        """Whether evaluating the statement can give a typed array: it calls something that
+        makes or places an array, or reads a name that may hold one (`_typable`, or a parameter
+        bound to a typed array). Most statements of a model file do neither, and evaluating them
+        again would cost as much as the rest of the analysis. Read from the words of its text
+        (a superset of its names), decided once per statement and scope."""
+        key = (id(stmt), id(frame.scope))
+        words = self._words.get(key)
+        if words is None:
+            text = "\n".join(frame.segment.lines[stmt.lineno - 1 : stmt.end_lineno])
+            found = set(_WORD.findall(text))
+            if not found.isdisjoint(_MAKERS) or any(self._typable(w, frame.scope, 0) for w in found):
+                words = _ANY
+            else:
+                words = frozenset(found)
+            self._words[key] = words
+        return words is _ANY or any(_typed(frame.locals.get(w, _NOTHING)) is not None for w in words)
+
+    def _typable(self, name: str, scope: Scope, depth: int) -> bool:
+        """Whether some binding of `name` (in `scope` or around it) may bind a typed array, from
+        the text of the bindings alone, so that the answer never depends on which segments were
+        analysed first: a call that makes or places an array, or an expression that reads such a
+        name. Cycles (`x = x + 1`) and long chains count as no."""
+        key = (id(scope), name)
+        known = self._typables.get(key)
+        if known is not None:
+            return known
+        self._typables[key] = False  # while it is being decided: a cycle adds nothing
+        holder: Scope | None = scope
+        while holder is not None and name not in holder.bindings:
+            holder = holder.parent
+        found = False
+        if holder is not None and depth < _MAX_CHAIN:
+            for binding in holder.bindings[name]:
+                if binding.value is None or binding.kind not in _ASSIGNING:
+                    continue
+                reads = _read_names(binding.value)
+                if not reads.isdisjoint(_MAKERS) or any(
+                    self._typable(read, holder, depth + 1) for read in reads if read != name
+                ):
+                    found = True
+                    break
+        self._typables[key] = found
+        if holder is not None:
+            self._alive.append(holder)
+        return found
 
     def report(self, builder: SiteBuilder, events: Iterable[TypeEvent]) -> None:
         """Sites for typed results (`merge_types` folds those of placements and `out_sharding=`
@@ -121,7 +180,10 @@ class TypingPass:
         typed = event.result
         t = typed.type
         mesh = builder.mesh_fact(typed.mesh)
-        name = self.names.get(id(event.node)) if event.node is not None else None
+        node = event.node
+        name = (
+            node.id if isinstance(node, ast.Name) else self.names.get(id(node)) if node is not None else None
+        )
         return Site(
             SiteKind.ARRAY_NAME if event.operation == NAME or event.placement else SiteKind.ARRAY_TYPE,
             event.span,
@@ -193,6 +255,15 @@ def _sources_text(typed: TypedArray) -> tuple[str, ...]:
 def _auto_axes(typed: TypedArray) -> tuple[str, ...]:
     mesh = typed.mesh.mesh
     return tuple(n for n, k in zip(mesh.axis_names, mesh.axis_types, strict=True) if k is AxisType.AUTO)
+
+
+def _read_names(value: ast.expr) -> set[str]:
+    """The names and attribute names an expression reads (`jnp.zeros` reads `jnp` and `zeros`)."""
+    return {
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(value)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    }
 
 
 def _computed(stmt: ast.stmt) -> ast.expr | None:
