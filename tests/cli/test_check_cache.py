@@ -19,9 +19,10 @@ from check_helpers import BAD, GOOD, HEADER, check, put, write
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import Diagnostic, Site, Span
+from shardls.cache import store as store_module
 from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.store import CacheStore
-from shardls.cli import check_files
+from shardls.cli import check_cache, check_files
 from shardls.cli.check_cache import CACHE_DIR_VARIABLE
 from shardls.core import Severity
 
@@ -393,6 +394,29 @@ def test_a_read_only_cache_is_read_but_not_written(
         for folder in folders:
             folder.chmod(0o755)
     assert cold != warm
+
+
+def test_a_cache_that_refuses_writes_is_still_read(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, analysed: list[str]
+) -> None:
+    """As a read-only folder behaves for a user without root: every write fails (here for root
+    too), the entries there are used, nothing is said about it."""
+    write(tmp_path, MULTI_FILE)
+    check(capsys, "--output-format", "concise")
+    before = entries(tmp_path / ".shardls_cache")
+
+    def refuse(*args: object, **kwargs: object) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store_module.tempfile, "mkstemp", refuse)
+    check_cache._STORES.clear()  # a new process: it has not written there yet
+    write(tmp_path, {"pkg/sizes.py": "VOCAB = 65\nWIDTH = 16\n"})
+    analysed.clear()
+    warm = check(capsys, "--output-format", "concise")
+    assert sorted(analysed) == ["model.py", "sizes.py"] and warm.err == ""
+    assert "pkg/model.py:7:" in warm.out
+    assert warm == check(capsys, "--output-format", "concise", "--no-cache")
+    assert entries(tmp_path / ".shardls_cache") == before
 
 
 def test_two_checks_at_once_share_a_cache(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
