@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,6 @@ from check_helpers import BAD, GOOD, HEADER, check, put, write
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import Diagnostic, Site, Span
-from shardls.cache import store as store_module
 from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.store import CacheStore
 from shardls.cli import check_cache, check_files
@@ -408,7 +408,7 @@ def test_a_cache_that_refuses_writes_is_still_read(
     def refuse(*args: object, **kwargs: object) -> tuple[int, str]:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(store_module.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)  # what the store creates entries with
     check_cache._STORES.clear()  # a new process: it has not written there yet
     write(tmp_path, {"pkg/sizes.py": "VOCAB = 65\nWIDTH = 16\n"})
     analysed.clear()
