@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import (
@@ -39,9 +40,12 @@ from shardls.core.typing import (
     array_split,
     astype,
     binary,
+    broadcast_to,
     concatenate,
     cumulative,
     dot,
+    dot_general,
+    dynamic_slice,
     einsum,
     expand_dims,
     full_like,
@@ -61,6 +65,7 @@ from shardls.core.typing import (
     unary,
     where,
 )
+from shardls.core.typing.contraction import DimensionNumbers
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator, Frame
@@ -441,6 +446,76 @@ def _constant(t: ShardedType) -> Callable[[], ShardedType]:
     return lambda: t
 
 
+@_calls("jax.lax.dot_general")
+def _dot_general(call: CallArgs, base: Value | None) -> Value | None:
+    """`lax.dot_general(lhs, rhs, (((1,), (0,)), ((), ())), out_sharding=...)`."""
+    a, b = typed(call.get(0, "lhs")), typed(call.get(1, "rhs"))
+    numbers = _dimension_numbers(call.get(2, "dimension_numbers"))
+    out = spec_argument(call.get(None, "out_sharding"))
+    if a is None or b is None or numbers is None or out is UNREADABLE:
+        return untyped(base) if (a or b) else base
+    if call.get(4, "preferred_element_type") is not None or a.type.dtype != b.type.dtype:
+        return untyped(base)  # lax.dot_general does not promote: mixed dtypes are its own error
+    return _apply(call, [a, b], lambda: dot_general(a.type, b.type, numbers, out_sharding=out), base)
+
+
+def _dimension_numbers(value: Value | None) -> DimensionNumbers | None:
+    if not isinstance(value, Seq) or len(value.items) != 2:
+        return None
+    pairs = []
+    for pair in value.items:
+        if not isinstance(pair, Seq) or len(pair.items) != 2:
+            return None
+        dims = [_ints(side) if not (isinstance(side, Seq) and not side.items) else () for side in pair.items]
+        if any(d is UNREADABLE for d in dims):
+            return None
+        pairs.append(tuple(d for d in dims if not isinstance(d, Unreadable)))
+    (lc, rc), (lb, rb) = pairs
+    return (lc, rc), (lb, rb)
+
+
+@_calls(_JNP + "broadcast_to")
+def _broadcast_to(call: CallArgs, base: Value | None) -> Value | None:
+    x = typed(call.get(0, "array"))
+    shape = _ints(call.get(1, "shape"))
+    if x is None or shape is UNREADABLE or call.get(None, "out_sharding") is not None:
+        return untyped(base) if x else base
+    return _apply(call, [x], lambda: broadcast_to(x.type, shape), base)
+
+
+@_calls(_JNP + "ravel")
+def _ravel(call: CallArgs, base: Value | None) -> Value | None:
+    x = typed(call.get(0, "a"))
+    if x is None or call.get(1, "order") is not None:
+        return untyped(base) if x else base
+    return _apply(call, [x], lambda: reshape(x.type, (x.type.size,)), base)
+
+
+@_calls("jax.lax.dynamic_slice")
+def _dynamic_slice(call: CallArgs, base: Value | None) -> Value | None:
+    x = typed(call.get(0, "operand"))
+    sizes = _ints(call.get(2, "slice_sizes"))
+    if x is None or sizes is UNREADABLE:
+        return untyped(base) if x else base
+    return _apply(call, [x], lambda: dynamic_slice(x.type, sizes), base)
+
+
+@_calls("jax.lax.with_sharding_constraint")
+def _constraint(call: CallArgs, base: Value | None) -> Value | None:
+    """On Explicit axes a constraint only asserts that the type already is what it says: the
+    type goes through when it matches; a mismatch is JAX's AssertionError, not typed here."""
+    from shardls.analysis.library.convert import sharding_of
+
+    x = typed(call.get(0, "x"))
+    sharding = sharding_of(call.get(1, "shardings"))
+    if x is None or sharding is None or not isinstance(base, ArrayV):
+        return untyped(base) if x else base
+    checked = place(call.evaluator, call.frame, call.node, "with_sharding_constraint", sharding, base, x)
+    if checked.typed is None or checked.typed.type != x.type:
+        return untyped(base)
+    return replace(base, typed=x)
+
+
 @_calls("jax.lax.slice")
 def _lax_slice(call: CallArgs, base: Value | None) -> Value | None:
     x = typed(call.get(0, "operand"))
@@ -601,6 +676,13 @@ def typed_method(call: CallArgs, base_array: Value, result: Value | None) -> Val
 def _reshape_method(call: CallArgs, x: TypedArray, base: Value | None) -> Value | None:
     given = call.args[0] if len(call.args) == 1 else Seq(tuple(call.args))
     return _reshaped(call, x, _ints(given), base)
+
+
+@_methods("ravel", "flatten")
+def _ravel_method(call: CallArgs, x: TypedArray, base: Value | None) -> Value | None:
+    if call.args or call.kwargs:
+        return untyped(base)
+    return _apply(call, [x], lambda: reshape(x.type, (x.type.size,)), base)
 
 
 @_methods("transpose")
