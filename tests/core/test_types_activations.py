@@ -90,3 +90,12 @@ def test_unreduced_and_reduced_operands(name: str) -> None:
     unreduced = ShardedType((8, 16), f32, MESH, (("X",), ()), unreduced=frozenset({"Y"}))
     reduced = ShardedType((8, 16), f32, MESH, (("X",), ()), reduced=frozenset({"Y"}))
     assert (_outcome(name, unreduced), _outcome(name, reduced)) == UNREDUCED_REDUCED[name]
+
+
+def test_weak_float_operands() -> None:
+    """`x + 1.0` of an int array is `~float32`: gelu and softmax return a strong float32, the
+    others keep the weak type."""
+    weak = ShardedType((8, 16), parse_dtype("float32"), MESH, SPEC, weak_type=True)
+    for name in ACTIVATIONS:
+        strong = name in ("gelu", "softmax", "log_softmax")
+        assert activation(name, weak).jax_type == ("" if strong else "~") + "float32[8@X,16@Y]", name

@@ -67,6 +67,8 @@ _RULES: dict[str, _Rule] = {
 }
 ACTIVATIONS = tuple(_RULES)
 _SOFTMAX = ("softmax", "log_softmax")
+_NEVER_WEAK = ("gelu", *_SOFTMAX)
+"""Their result is never weakly typed, even for a weak float operand (`x + 1.0` of an int array)."""
 
 
 def activation(name: str, x: ShardedType, axis: int | tuple[int, ...] | None = -1) -> ShardedType:
@@ -86,6 +88,8 @@ def activation(name: str, x: ShardedType, axis: int | tuple[int, ...] | None = -
         }[kind]
     if x.unreduced or x.reduced:
         _unreduced_or_reduced(name, rule, x)
+    if name in _NEVER_WEAK and x.weak_type:
+        x = convert(x, x.dtype)
     return x
 
 

@@ -17,7 +17,7 @@ from shardls.core.typing.elementwise import convert, partitions_text, promote_dt
 from shardls.core.typing.errors import VALUE_ERROR, ShapeError, reject
 from shardls.core.typing.permute import expand_dims, squeeze, transpose
 from shardls.core.typing.reductions import reduce_generic
-from shardls.core.typing.results import check_legal, result, short
+from shardls.core.typing.results import check_legal, check_sharding, result, short
 from shardls.core.typing.results import out_sharding as typed_out_sharding
 from shardls.core.typing.types import ShardedType, SpecAxes
 
@@ -220,6 +220,8 @@ def matmul(a: ShardedType, b: ShardedType, *, out_sharding: PartitionSpec | None
     a2 = squeeze(a, tuple(a_squeeze))
     b2 = squeeze(b, tuple(b_squeeze))
     rank = a2.rank + b2.rank - 2 - len(a_bat)
+    if out_sharding is not None:
+        check_sharding(a.mesh, out_sharding, a.dtype)  # dot_general canonicalizes it first
     if out_sharding is not None and any(e is not None for e in out_sharding.entries[rank:]):
         # jnp.matmul hands the spec of the whole result to the dot_general of the squeezed
         # operands, whose result lacks the size-1 batch dimensions: JAX fails an assertion.
