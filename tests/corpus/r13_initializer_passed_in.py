@@ -2,6 +2,8 @@
 the parameter is `nnx.Param(self.kernel_init(key, shape, dtype, ...), out_sharding=...)`. Flax's
 initializer protocol gives the array its shape."""
 
+import operator
+
 import jax
 import jax.numpy as jnp
 from flax import nnx
@@ -32,7 +34,7 @@ with jax.set_mesh(mesh):
 
 
 class Dense(nnx.Module):
-    """The initializer comes from where shardls cannot see it (here `getattr`)."""
+    """The initializer comes from where shardls cannot see it (here `operator.attrgetter`)."""
 
     def __init__(self, kernel_init, rngs):
         self.kernel = nnx.Param(
@@ -41,4 +43,4 @@ class Dense(nnx.Module):
 
 
 with jax.set_mesh(mesh):
-    dense = Dense(getattr(nnx.initializers, "lecun_normal")(), nnx.Rngs(1))  # expect: dense
+    dense = Dense(operator.attrgetter("lecun_normal")(nnx.initializers)(), nnx.Rngs(1))  # expect: dense
