@@ -9,6 +9,7 @@ from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis, Site
 from shardls.cli.output.json_format import layout_json
 from shardls.core import PartitionSpec
+from shardls.render.inlay import shard_label
 from shardls.render.site_text import (
     describe_lone_spec,
     describe_site,
@@ -150,3 +151,14 @@ def put(x, mesh):
     )
     assert site.shape_reason == "parameter 'x'"
     assert describe_site(site)[1] == "shape: not known here (parameter 'x')"
+
+
+def test_an_inlay_hint_shows_the_formula_when_no_mesh_is_known() -> None:
+    assert shard_label([_site(UNKNOWN_MESH)]) == "→ [b/|data|, s, d/(|fsdp|*|model|)]"
+    known = _site(
+        """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
+"""
+    )
+    assert shard_label([known]) == "→ [4, 16] ×4"
