@@ -10,6 +10,7 @@ form of the source the way JAX does.
 
 from __future__ import annotations
 
+import ast
 import collections
 import json
 import math
@@ -20,12 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core_types_support import ours
+from core_types_support import apply_ours, ours
 from types_cases import Program, random_program
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import SiteKind
 from shardls.core import Severity
+from shardls.core.typing import ShapeError, TypeRejected, array_split, split
 
 SEED = 20261202
 N_PROGRAMS = 150
@@ -95,7 +97,43 @@ def _operation(op: list[Any], x: str, rng: random.Random) -> str | None:
         return f"{x}.astype(jnp.{op[1]})"
     if name == "zeros_like":
         return f"jnp.zeros_like({x})"
+    if name == "activation":
+        axis = f", axis={op[2]!r}" if op[1] in ("softmax", "log_softmax") else ""
+        return f"jax.nn.{op[1]}({x}{axis})"
+    if name == "index":
+        return f"{x}[{_index(op[1])}]"
+    if name == "at_get":
+        return f"{x}.at[{_index(op[1])}].get({_out(op[2]).lstrip(', ')})"
+    if name == "lax_slice":
+        strides = "" if op[3] is None else f", {tuple(op[3])!r}"
+        return f"jax.lax.slice({x}, {tuple(op[1])!r}, {tuple(op[2])!r}{strides})"
+    if name == "dynamic_slice":
+        return f"jax.lax.dynamic_slice({x}, {(0,) * len(op[1])!r}, {tuple(op[1])!r})"
+    if name in ("concatenate", "stack"):
+        others = ", ".join(f"a{i}" for i in op[1])
+        return f"jnp.{name}([{x}, {others}], axis={op[2]!r})"
+    if name == "split":
+        return f"jnp.{op[1]}({x}, {op[2]!r}, axis={op[3]})[{op[4]}]"  # op[4] made in range below
     return None
+
+
+def _index(items: list[Any]) -> str:
+    """An index of types_cases' encoding as source: `0, 1:3, None, ..., a2`."""
+    parts = []
+    for item in items:
+        if item == "none":
+            parts.append("None")
+        elif item == "ellipsis":
+            parts.append("...")
+        elif "int" in item:
+            parts.append(str(item["int"]))
+        elif "slice" in item:
+            parts.append(":".join("" if b is None else str(b) for b in item["slice"]))
+        else:
+            parts.append(f"a{item['array']}")
+    if not parts:
+        return "()"
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
 
 
 def source_of(program: Program, rng: random.Random) -> str | None:
@@ -125,12 +163,39 @@ def source_of(program: Program, rng: random.Random) -> str | None:
             f"a{i} = jax.device_put(jnp.zeros({tuple(entry['shape'])!r}, jnp.{entry['dtype']}), {_spec(entry['spec'])})"
         )
     lines.append("v0 = a0 + 0")
-    for i, op in enumerate(program["ops"]):
+    for i, op in enumerate(_pieces_in_range(program)):
         text = _operation(op, f"v{i}", rng)
         if text is None:
             break
         lines.append(f"v{i + 1} = {text}")
     return "\n".join(lines) + "\n"
+
+
+def _pieces_in_range(program: Program) -> list[list[Any]]:
+    """The ops, with each split's piece index reduced to the number of pieces (the generator's
+    encoding takes it modulo that number, which the source must write as a plain index)."""
+    ops: list[list[Any]] = []
+    for op in program["ops"]:
+        if op[0] == "split":
+            try:
+                before = apply_ours({**program, "ops": ops})[-1]
+                pieces = (split if op[1] == "split" else array_split)(before, op[2], op[3])
+            except (TypeRejected, ShapeError):
+                break
+            op = [*op[:4], op[4] % len(pieces)]
+        ops.append(op)
+    return ops
+
+
+def _declined(source: str) -> bool:
+    """Run eagerly on a mesh mixing Auto axes with Explicit axes of size 1, a compiled result may
+    drop the size-1 axes (when its operand is split along an Auto axis, which no type shows):
+    shardls gives no type there rather than guess (shardls.analysis.sharded.propagate)."""
+    mesh_line = next(line for line in source.splitlines() if line.startswith("mesh = "))
+    sizes = ast.literal_eval(mesh_line.split("make_mesh(", 1)[1].split(")", 1)[0] + ")")
+    kinds = mesh_line.split("axis_types=(", 1)[1].split(")")[0].replace("AxisType.", "").split(",")
+    kinds = [k.strip() for k in kinds if k.strip()]
+    return "Auto" in kinds and any(n == 1 and k == "Explicit" for n, k in zip(sizes, kinds, strict=True))
 
 
 def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
@@ -146,8 +211,8 @@ def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
         text=True,
         env=env,
         timeout=HANG,
-        check=True,
     )
+    assert done.returncode == 0, done.stderr[-4000:]
     outcomes: list[list[list[str]]] = json.loads(done.stdout)
     return outcomes
 
@@ -192,6 +257,8 @@ def test_the_analyzer_types_source_programs_as_jax_does(tmp_path: Path) -> None:
                 outcomes[outcome[0]] += 1
                 expected = (outcome[0], outcome[1]) if outcome[0] == "ok" else (outcome[0],)
                 got = mine.get(line)
+                if got is None and _declined(source):
+                    break  # the one place shardls leaves types unknown on purpose (see below)
                 if got is None or got[: len(expected)] != expected:
                     disagreements.append(f"{source}line {line + 1}: shardls {got}, jax {outcome}")
                     break

@@ -76,6 +76,8 @@ def apply(
 ) -> Value | None:
     """The result of `rule` as a value (`base`, the interpreter's own result, with the type), or
     `base` untyped when JAX rejects the operation (recorded) or the call is malformed."""
+    if _compiled_eagerly_uncertain(evaluator, operands[0].mesh):
+        return untyped(base)
     try:
         result = rule()
     except TypeRejected as rejected:
@@ -109,6 +111,8 @@ def place(
         return array
     if dims is None or array.dtype is None:
         return array
+    if source is not None and _compiled_eagerly_uncertain(evaluator, mesh):
+        return untyped_array(array)
     outcome = placed(mesh.mesh, sharding.spec.spec, dims, array.dtype)
     if isinstance(outcome, Layout):
         return untyped_array(array)
@@ -146,6 +150,20 @@ def named(evaluator: Evaluator, frame: Frame, node: ast.AST, typed_array: TypedA
                 node=node,
             )
         )
+
+
+def _compiled_eagerly_uncertain(evaluator: Evaluator, mesh: MeshV) -> bool:
+    """Run eagerly on a mesh that mixes Auto axes with Explicit axes of size 1, an operation's
+    result takes its sharding from the compiled computation, which drops the size-1 axes when
+    the operand is also split along an Auto axis (JAX 0.10: `reshard(x, P('Z'))` with `x` on
+    Auto `X` gives `P(None, 'X')`). Where the data lies along Auto axes is not in the type, so
+    the result's type is not known there; traced code keeps the rule's type."""
+    m = mesh.mesh
+    if evaluator.tracing is True or not m.has_auto_axis:
+        return False
+    return any(
+        size == 1 and kind is AxisType.EXPLICIT for size, kind in zip(m.axis_sizes, m.axis_types, strict=True)
+    )
 
 
 def untyped(value: Value | None) -> Value | None:
