@@ -274,10 +274,14 @@ def problem_text(diagnostic: Diagnostic) -> str:
 
 def _type_lines(site: Site, text: _Text) -> list[str]:
     """For an array of known sharded type: `jax.typeof`, why part of its layout is not known, and
-    which line gave each mesh axis its place."""
+    which line gave each mesh axis its place; for a placement from a known layout, the data each
+    device receives. A placement's own spec already says the rest."""
     if site.jax_type is None:
         return []
-    lines = [text.field("jax.typeof", text.code(site.jax_type))]
+    computed = site.kind in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME)
+    lines = []
+    if computed or site.jax_type != global_type(site):
+        lines.append(text.field("jax.typeof", text.code(site.jax_type)))
     if site.movement is not None:
         lines.append(movement_text(site.movement))
     if site.compiler_chosen:
@@ -286,7 +290,8 @@ def _type_lines(site: Site, text: _Text) -> list[str]:
     if site.layout is None and site.spec is not None and site.spec.unreduced:
         axes = ", ".join(text.code(a) for a in sorted(site.spec.unreduced))
         lines.append(f"holds partial sums over {axes} until it is reduced")
-    lines += text.section("sharding from", site.type_sources)
+    if computed:
+        lines += text.section("sharding from", site.type_sources)
     return lines
 
 

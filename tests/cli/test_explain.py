@@ -9,6 +9,7 @@ from check_helpers import BAD, GOOD, HEADER, column_of, notebook, put, write
 from cli_helpers import Run, run
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import SiteKind
 from shardls.cli.explain_cmd import Target, parse_target
 from shardls.render.site_text import describe_site
 
@@ -117,7 +118,7 @@ def test_target_syntax() -> None:
 
 def test_markdown_for_the_hover(tmp_path: Path) -> None:
     analysis = Analyzer().analyze(str(tmp_path / "good.py"), GOOD)
-    site = next(site for site in analysis.sites if site.name == "x")
+    site = next(site for site in analysis.sites if site.name == "x" and site.kind is SiteKind.DEVICE_PUT)
     lines = describe_site(site, markdown=True)
     assert lines[0] == "`float32[8@data,16]`  →  per device `float32[4,16]`"
     assert "**spec**: `P('data')`" in lines
