@@ -280,3 +280,26 @@ def misfit(x):
     assert proj.shape == (SymbolicDim("b"), SymbolicDim("t"), 64)
     assert dots.shape is None and misfit.shape is None
     assert not analysis.diagnostics
+
+
+def test_a_rank_read_from_the_body_decides_at_most_a_warning() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 2, 2), ("a", "b", "c"))
+
+def in_a_branch(x, cond):
+    y = jax.device_put(x, NamedSharding(mesh, P("a", "b", "c")))
+    if cond:
+        b, s = x.shape
+    return y
+
+def unpacked(x):
+    b, s = x.shape
+    return jax.device_put(x, NamedSharding(mesh, P("a", "b", "c")))
+"""
+    )
+    branch, unpacked = analysis.sites
+    assert branch.shape is None
+    assert unpacked.shape == (SymbolicDim("b"), SymbolicDim("s"))
+    assert [(d.code, d.severity.value) for d in analysis.diagnostics] == [("SH002", "warning")]

@@ -14,26 +14,41 @@ from __future__ import annotations
 import ast
 
 from shardls.analysis.scopes import Binding, Scope
-from shardls.analysis.values import ArrayV, Unknown
+from shardls.analysis.values import ArrayV, Origin, Unknown
 
 
 def unpacked_parameter(scope: Scope, name: str) -> ArrayV | None:
     """`name`, a parameter of the function of `scope`, as an array of the rank its body unpacks
     (`b, s, d = name.shape`), each size named after its target; None when nothing fixes the rank,
     when the parameter is bound again in the body, or when two unpackings disagree."""
-    if any(binding.kind != "param" for binding in scope.bindings.get(name, ())):
+    function = scope.function
+    if function is None or any(binding.kind != "param" for binding in scope.bindings.get(name, ())):
         return None
-    found = {_unpacked(binding, name) for bindings in scope.bindings.values() for binding in bindings}
+    body = {id(statement) for statement in function.node.body}
+    found = {
+        _unpacked(binding, name)
+        for bindings in scope.bindings.values()
+        for binding in bindings
+        if id(binding.node) in body
+    }
     found |= _asserted(scope, name)
     targets = [target for target in found if target is not None]
     if len({len(names) for _, names in targets}) != 1:
         return None
     line, names = max(targets, key=lambda target: sum(n is not None for n in target[1]))
+    # Certain where that line has run; a site above it (or after an early return) may see
+    # another rank, so what the rank decides (SH002) is at most a warning.
+    origin = Origin(
+        f"rank of {name} from line {line + 1}",
+        line=line,
+        assumption=f"`{name}` has rank {len(names)} as line {line + 1} requires",
+    )
     return ArrayV(
         tuple(
             Unknown(
                 f"size {index} of {name}.shape (its rank is fixed at line {line + 1})",
                 symbol=target if target is not None else f"{name}.shape[{index}]",
+                origin=origin,
             )
             for index, target in enumerate(names)
         )
@@ -84,7 +99,8 @@ def _is_rank_of(node: ast.expr, name: str) -> bool:
 
 
 def _unpacked(binding: Binding, name: str) -> tuple[int, tuple[str | None, ...]] | None:
-    """`(line, target names)` when the binding is one target of `a, b = name.shape`."""
+    """`(line, target names)` when the binding is one target of `a, b = name.shape` (a statement
+    of the function body itself, not inside a branch or loop)."""
     statement = binding.node
     if binding.kind != "assign" or not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
         return None
