@@ -160,7 +160,7 @@ def _check_pieces(x: ShardedType, pieces: list[SpecAxes], shape: list[int]) -> N
     """The gather indices are one `lax.concatenate` of the pieces broadcast to one shape: a
     sharded advanced group beside any other piece (a slice's start, a scalar index) is refused."""
     if len(set(pieces)) > 1:
-        same_sharding([ShardedType((*shape, 1), x.dtype, x.mesh, p + ((),)) for p in pieces])
+        same_sharding([ShardedType((*shape, 1), INT32, x.mesh, p + ((),)) for p in pieces])
 
 
 def gather(x: ShardedType, entries: list[Entry], out_sharding: PartitionSpec | None) -> ShardedType:
