@@ -99,3 +99,14 @@ def test_weak_float_operands() -> None:
     for name in ACTIVATIONS:
         strong = name in ("gelu", "softmax", "log_softmax")
         assert activation(name, weak).jax_type == ("" if strong else "~") + "float32[8@X,16@Y]", name
+
+
+def test_weak_integer_operands_become_weak_floats() -> None:
+    """`relu(x > 0.5)` is `~int32`; promoting it keeps the weak type, except where the result is
+    never weak (gelu, softmax) or the dtype is refused (silu)."""
+    weak = ShardedType((8, 1), parse_dtype("int32"), MESH, ((), ()), weak_type=True)
+    expected = {"gelu": "float32", "softmax": "float32", "log_softmax": "float32", "hard_tanh": "~int32"}
+    for name in ACTIVATIONS:
+        if name in ("silu", "swish"):
+            continue
+        assert activation(name, weak).jax_type == expected.get(name, "~float32") + "[8,1]", name

@@ -82,7 +82,7 @@ def activation(name: str, x: ShardedType, axis: int | tuple[int, ...] | None = -
             raise _refused(rule.refusing_primitive, x)
         x = {
             _Dtype.KEEP: x,
-            _Dtype.FLOAT: convert(x, FLOAT32),
+            _Dtype.FLOAT: convert(x, FLOAT32, weak_type=x.weak_type and x.dtype != BOOL),
             _Dtype.WEAK_FLOAT: convert(x, FLOAT32, weak_type=True),
             _Dtype.WEAK_INT: convert(x, INT32, weak_type=True),
         }[kind]
