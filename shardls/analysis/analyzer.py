@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
-from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, Span
+from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, SiteKind, Span
 from shardls.analysis.library import CallArgs, Environment, Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
@@ -188,7 +188,9 @@ class Analyzer:
         assumed = _assumed_count(pragmas, settings, device_count)
         split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
         kept, silenced = split.kept, split.silenced
-        ordered = tuple(sorted(merge_types(sites), key=lambda s: (s.span, s.name or "")))
+        merged = merge_types(sites)
+        ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=_site_order))
+        names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=_site_order))
         return FileAnalysis(
             path,
             ordered,
@@ -197,6 +199,7 @@ class Analyzer:
             device_count,
             tuple(module.source.errors),
             suppressed=silenced,
+            names=names,
         )
 
     def _workspace_mesh(self, path: str, environment: Environment, builder: SiteBuilder) -> MeshFact | None:
@@ -347,6 +350,10 @@ class Analyzer:
             if scope is None or scope.binding_key(name) != key:
                 return False
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
+
+
+def _site_order(site: Site) -> tuple[Span, str]:
+    return site.span, site.name or ""
 
 
 def _memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:

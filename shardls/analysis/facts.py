@@ -202,11 +202,6 @@ def _known_product(axes: tuple[str, ...], sizes: Mapping[str, int]) -> int | Non
     return math.prod(known) if all(size >= 1 for size in known) else None
 
 
-def listed_sites(sites: tuple[Site, ...]) -> list[Site]:
-    """The sites `--show-layouts` lists: not the names of typed arrays, which only serve hovers."""
-    return [site for site in sites if site.kind is not SiteKind.ARRAY_NAME]
-
-
 @dataclass(frozen=True)
 class Related:
     span: Span
@@ -256,10 +251,14 @@ class FileAnalysis:
     suppressed: tuple[Diagnostic, ...] = ()
     """Diagnostics a suppression comment on their line silenced: not reported, but kept so that
     SARIF can list them as suppressed in source (code scanning shows them as dismissed)."""
+    names: tuple[Site, ...] = ()
+    """Names bound to arrays of known sharded type where the code reads or assigns them
+    (`SiteKind.ARRAY_NAME`): places to hover, not layouts, so they are not among `sites`."""
 
     def sites_on(self, line: int) -> list[Site]:
-        """The sites whose call or spec covers `line` (in file order, then those spanning many
-        lines): a hover looks up its line instead of scanning the thousands of sites of a long file."""
+        """The sites (and typed names) whose call or spec covers `line` (in file order, then those
+        spanning many lines): a hover looks up its line instead of scanning the thousands of
+        sites of a long file."""
         by_line, long = self._line_index
         return [*by_line.get(line, ()), *(s for s in long if _covers(s, line))]
 
@@ -267,7 +266,7 @@ class FileAnalysis:
     def _line_index(self) -> tuple[dict[int, list[Site]], list[Site]]:
         by_line: dict[int, list[Site]] = {}
         long: list[Site] = []
-        for site in self.sites:
+        for site in (*self.sites, *self.names):
             spans = _spans_of(site)
             if any(span.end_line - span.line > LONG_SITE_LINES for span in spans):
                 long.append(site)

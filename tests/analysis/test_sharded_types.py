@@ -32,7 +32,7 @@ r = x.reshape(4, 2, 16)
 
 
 def typed_at(analysis: FileAnalysis, line: int, kind: SiteKind = SiteKind.ARRAY_TYPE) -> list[Site]:
-    return [s for s in analysis.sites if s.kind is kind and s.span.line == line]
+    return [s for s in (*analysis.sites, *analysis.names) if s.kind is kind and s.span.line == line]
 
 
 def type_of_name(analysis: FileAnalysis, source: str, name: str) -> str | None:
@@ -65,8 +65,9 @@ def test_the_issue_example_types_every_array_and_rejects_the_ambiguous_contracti
     )
 
 
-def test_names_that_read_a_typed_array_answer_a_hover() -> None:
+def test_names_that_read_a_typed_array_answer_a_hover_but_are_no_layouts() -> None:
     analysis = analyze(ISSUE_EXAMPLE)
+    assert all(s.kind is not SiteKind.ARRAY_NAME for s in analysis.sites)
     line = line_of(ISSUE_EXAMPLE, "t = x.T")
     names = {(s.name, s.span.column): s.jax_type for s in typed_at(analysis, line, SiteKind.ARRAY_NAME)}
     assert names == {("t", 0): "float32[16@Y,8@X]", ("x", 4): "float32[8@X,16@Y]"}
@@ -118,7 +119,7 @@ def test_auto_axes_give_no_type_and_mixed_meshes_say_the_compiler_chooses() -> N
     auto = ISSUE_EXAMPLE.replace("AxisType.Explicit,) * 2", "AxisType.Auto,) * 2")
     analysis = analyze(auto)
     assert not analysis.diagnostics
-    assert not [s for s in analysis.sites if s.jax_type is not None]
+    assert not [s for s in (*analysis.sites, *analysis.names) if s.jax_type is not None]
     mixed = (
         HEADER.replace("(AxisType.Explicit,) * 2", "(AxisType.Explicit, AxisType.Auto)")
         + """
@@ -183,5 +184,6 @@ def test_an_edit_gives_the_same_types_as_a_fresh_analysis() -> None:
     again = analyzer.analyze("/virtual/model.py", edited)
     fresh = Analyzer().analyze("/virtual/model.py", edited)
     assert again.sites == fresh.sites
+    assert again.names == fresh.names
     assert again.diagnostics == fresh.diagnostics
     assert type_of_name(again, edited, "r") == "float32[2@X,4,16@Y]"

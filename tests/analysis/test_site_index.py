@@ -23,7 +23,7 @@ LONG_CALL = (
 def scanned(analysis: FileAnalysis, line: int) -> list[Site]:
     return [
         site
-        for site in analysis.sites
+        for site in (*analysis.sites, *analysis.names)
         if any(s is not None and s.line <= line <= s.end_line for s in (site.span, site.spec_span))
     ]
 
@@ -33,7 +33,8 @@ def test_index_equals_a_scan_on_every_line() -> None:
     analyses.append(analyze(LONG_CALL))
     for analysis in analyses:
         assert analysis.sites
-        last = max(max(s.span.end_line, s.spec_span.end_line if s.spec_span else 0) for s in analysis.sites)
+        every = (*analysis.sites, *analysis.names)
+        last = max(max(s.span.end_line, s.spec_span.end_line if s.spec_span else 0) for s in every)
         for line in range(last + 2):
             found = sorted(map(id, analysis.sites_on(line)))
             assert found == sorted(map(id, scanned(analysis, line))), (analysis.path, line)

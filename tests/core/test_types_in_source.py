@@ -223,7 +223,7 @@ def _ours(analyzer: Analyzer, path: str, source: str) -> dict[int, tuple[str, st
     analysis = analyzer.analyze(path, source)
     lines = source.splitlines()
     found: dict[int, tuple[str, str]] = {}
-    for site in analysis.sites:
+    for site in analysis.names:
         if (
             site.kind is SiteKind.ARRAY_NAME
             and site.span.column == 0

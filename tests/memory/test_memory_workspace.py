@@ -105,7 +105,8 @@ def test_a_config_without_defaults_leaves_the_sizes_symbolic(tmp_path: Path) -> 
     net = next(m for m in models if m.name == "Net")
     assert net.param_count == 0
     assert not any("Config()" in note for note in net.assumptions)
-    assert "layers[*].up.kernel: dimensions cfg, cfg are symbolic; not counted" in net.assumptions
+    # Each unknown size is named after what the code reads (`cfg.d_model`), not after its config.
+    assert "layers[*].up.kernel: dimensions d_model, d_ff are symbolic; not counted" in net.assumptions
 
 
 def test_report_of_the_model_file_uses_the_script(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,7 +34,7 @@ import json
 from collections.abc import Sequence
 from typing import TextIO
 
-from shardls.analysis.facts import Diagnostic, Dim, Site, listed_sites
+from shardls.analysis.facts import Diagnostic, Dim, Site
 from shardls.cli.check_files import FileReport, Location
 from shardls.cli.output.common import OutputOptions, diagnostics
 from shardls.render.site_text import dim_text, shard_formula
@@ -48,7 +48,7 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
         document["layouts"] = [
             {**_where(report.path, report.locate(site.span)), **layout_json(site)}
             for report in reports
-            for site in listed_sites(report.sites)
+            for site in report.sites
         ]
     json.dump(document, out, indent=2)
     out.write("\n")

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from shardls.analysis.facts import Diagnostic, listed_sites
+from shardls.analysis.facts import Diagnostic
 from shardls.cli.check_files import FileReport
 from shardls.cli.output.common import OutputOptions, diagnostics, position
 from shardls.cli.output.style import Style
@@ -32,7 +32,7 @@ def write_text(
                     f"{style.path(visible(position(report.path, report.locate(site.span))))}: "
                     f"{visible(layout_summary(site))}\n",
                 )
-                for site in listed_sites(report.sites)
+                for site in report.sites
             ]
         for _, text in sorted(entries, key=lambda entry: entry[0]):
             out.write(text)

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from shardls.server.server import ShardServer
 
 _REFRESH = "workspace/inlayHint/refresh"
-_HINTED = frozenset(SiteKind) - {SiteKind.ARRAY_NAME}
-"""A name of a typed array is a place to hover, not a layout to show."""
 
 
 def register(server: ShardServer) -> None:
@@ -36,10 +34,10 @@ def register(server: ShardServer) -> None:
             return []
         wanted = view.unit_range(params.range)
         by_place: dict[Span, list[Site]] = defaultdict(list)
-        shown = _HINTED if server.settings.editor.type_inlay_hints else _HINTED - {SiteKind.ARRAY_TYPE}
+        typed = server.settings.editor.type_inlay_hints
         for site in view.analysis.sites:
             if (
-                site.kind in shown
+                (typed or site.kind is not SiteKind.ARRAY_TYPE)
                 and view.in_this_file(site.path)
                 and wanted.line <= site.span.end_line <= wanted.end_line
             ):
