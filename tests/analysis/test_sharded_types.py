@@ -187,3 +187,47 @@ def test_an_edit_gives_the_same_types_as_a_fresh_analysis() -> None:
     assert again.names == fresh.names
     assert again.diagnostics == fresh.diagnostics
     assert type_of_name(again, edited, "r") == "float32[2@X,4,16@Y]"
+
+
+MALFORMED = (
+    HEADER
+    + """
+from jax import lax
+x = jax.device_put(jnp.ones((8, 16)), P("X", "Y"))
+a = x.transpose(5, 0)
+b = x.reshape(-1, -1)
+c = x.reshape(0, 7)
+d = jnp.einsum('ab,bc->ad', x, x)
+e = jnp.einsum('a...b,b->a', x, x)
+f = x.sum(axis=(0, 0))
+g = x[1:2:0]
+h = x[100]
+i = jnp.split(x, 0)
+j = jnp.split(x, 3)
+k = lax.slice(x, (0,), (1,))
+l = jnp.moveaxis(x, 3, 0)
+m = jnp.concatenate([x, jnp.ones((3,))])
+n = jnp.stack([])
+o = x.swapaxes(0, 9)
+p = jnp.broadcast_to(x, (2,))
+q = lax.dot_general(x, x, (((5,), (0,)), ((), ())))
+r = x[..., ...]
+s = x[None, None, None, 0, 0, 0]
+t = jnp.expand_dims(x, 9)
+u = x.squeeze(0)
+v = jnp.cumsum(x, axis=7)
+w = jnp.argmax(x, axis=-9)
+y = lax.dynamic_slice(x, (0, 0), (99, 1))
+z = jax.nn.softmax(x, axis=5)
+"""
+)
+
+
+def test_malformed_operations_cost_their_type_not_the_analysis() -> None:
+    """Each line raises in JAX before any sharding rule (a bad axis, a zero step, an empty stack)
+    except `x[100]`: eagerly, a static index out of bounds is a gather, and JAX's gather rule
+    rejects it first (checked under jax 0.10.2)."""
+    analysis = analyze(MALFORMED)
+    assert [(d.code, d.span.line) for d in analysis.diagnostics] == [
+        ("SH308", line_of(MALFORMED, "h = x[100]"))
+    ]

@@ -436,7 +436,7 @@ def _split(call: CallArgs, base: Value | None) -> Value | None:
     pieces_of = count if count is not None else list(points)
     try:
         pieces = rule(x.type, pieces_of, axis)
-    except (TypeRejected, ShapeError):
+    except Exception:  # (rejected or malformed: `apply` records or drops it)
         return _apply(call, [x], lambda: rule(x.type, pieces_of, axis)[0], base)
     values = [_apply(call, [x], _constant(t), None) for t in pieces]
     return Seq(tuple(v if v is not None else Unknown("a piece of split") for v in values), is_list=True)
@@ -599,6 +599,8 @@ def _outcome(x: TypedArray, entries: tuple[Index, ...], out: PartitionSpec | Non
         return rejected.problem.code
     except ShapeError as error:
         return error.jax_error
+    except Exception:  # (an index no rule foresaw: no type, see `apply`)
+        return None
 
 
 def _index_entries(value: Value | slice, x: TypedArray) -> tuple[tuple[Index, ...], list[TypedArray]] | None:

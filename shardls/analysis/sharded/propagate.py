@@ -85,6 +85,8 @@ def apply(
         return untyped(base)
     except ShapeError:
         return untyped(base)
+    except Exception:  # (an input no rule foresaw costs the type, never the file)
+        return untyped(base)
     mesh = operands[0].mesh
     here = f"{operation} at line {frame.line_of(node) + 1}"
     typed_result = TypedArray(result, mesh, _sources(result, operands, here), _assumptions(operands))
