@@ -114,17 +114,16 @@ class TypingPass:
         """Whether evaluating the statement can give a typed array: it calls something that
         makes or places an array, or reads a name that may hold one (`_typable`, or a parameter
         bound to a typed array). Most statements of a model file do neither, and evaluating them
-        again would cost as much as the rest of the analysis. Read from the words of its text
-        (a superset of its names), decided once per statement and scope."""
+        again would cost as much as the rest of the analysis. Decided once per statement and
+        scope from the names its value reads."""
         key = (id(stmt), id(frame.scope))
         words = self._words.get(key)
         if words is None:
-            text = "\n".join(frame.segment.lines[stmt.lineno - 1 : stmt.end_lineno])
-            found = set(_WORD.findall(text))
-            if not found.isdisjoint(_MAKERS) or any(self._typable(w, frame.scope, 0) for w in found):
-                words = _ANY
-            else:
-                words = frozenset(found)
+            value = _computed(stmt)
+            found = _read_names(value) if value is not None else set()
+            reads_typed = any(w not in _MAKERS and self._typable(w, frame.scope, 0) for w in found)
+            makes = not found.isdisjoint(_MAKERS) and not _only_places(stmt)
+            words = _ANY if reads_typed or makes else frozenset(found)
             self._words[key] = words
         return words is _ANY or any(_typed(frame.locals.get(w, _NOTHING)) is not None for w in words)
 
@@ -255,6 +254,19 @@ def _sources_text(typed: TypedArray) -> tuple[str, ...]:
 def _auto_axes(typed: TypedArray) -> tuple[str, ...]:
     mesh = typed.mesh.mesh
     return tuple(n for n, k in zip(mesh.axis_names, mesh.axis_types, strict=True) if k is AxisType.AUTO)
+
+
+def _only_places(stmt: ast.stmt) -> bool:
+    """`x = jax.device_put(jnp.zeros(...), sharding)`: a placement or creation whose array comes
+    from no typed name. Its recognizer already lays it out, and its type is computed when a
+    statement reads `x`; evaluating it here too would double the cost of a model file's
+    placements for nothing a hover lacks."""
+    value = getattr(stmt, "value", None)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in _MAKERS
 
 
 def _read_names(value: ast.expr) -> set[str]:
