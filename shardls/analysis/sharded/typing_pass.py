@@ -25,6 +25,7 @@ from shardls.analysis.values import ArrayV, Const, TypedArray, Value
 from shardls.analysis.walker import Context, MeshContext
 from shardls.core import AxisType, Mesh, UsageContext
 from shardls.core.movement import DataMovement, MovementRefused, data_movement
+from shardls.core.typing import type_of_layout
 
 _MAKERS = frozenset(
     {
@@ -197,7 +198,7 @@ class TypingPass:
             path=builder.path,
             jax_type=t.jax_type,
             type_sources=_sources_text(typed),
-            compiler_chosen=_auto_axes(typed),
+            compiler_chosen=typed.type.compiler_chosen_axes,
             movement=_movement(event),
         )
 
@@ -231,7 +232,29 @@ def merge_types(sites: list[Site]) -> list[Site]:
                 compiler_chosen=site.compiler_chosen,
                 movement=site.movement,
             )
-    return [site for index, site in enumerate(merged) if index not in dropped]
+    return [_placed_type(site) for index, site in enumerate(merged) if index not in dropped]
+
+
+_PLACEMENTS = frozenset({SiteKind.DEVICE_PUT, SiteKind.RESHARD, SiteKind.CREATION})
+
+
+def _placed_type(site: Site) -> Site:
+    """A placement on a mesh with Explicit axes that no evaluation typed (its array is read by no
+    typed statement): its type is its layout's, with no evaluation needed."""
+    layout, mesh = site.layout, site.mesh
+    if site.jax_type is not None or site.kind not in _PLACEMENTS or layout is None or mesh is None:
+        return site
+    if mesh.fallback or not layout.is_valid or not has_explicit_axis_type(mesh.mesh) or site.symbolic_dims:
+        return site
+    typed = type_of_layout(layout)
+    here = f"{site.kind.value} at line {site.span.line + 1}"
+    axes = dict.fromkeys(a for dim in typed.spec for a in dim)
+    return replace(
+        site,
+        jax_type=typed.jax_type,
+        type_sources=tuple(f"{axis}: {here}" for axis in axes),
+        compiler_chosen=typed.compiler_chosen_axes,
+    )
 
 
 def _movement(event: TypeEvent) -> DataMovement | None:
@@ -249,11 +272,6 @@ def _movement(event: TypeEvent) -> DataMovement | None:
 
 def _sources_text(typed: TypedArray) -> tuple[str, ...]:
     return tuple(f"{axis}: {where}" for axis, where in typed.sources)
-
-
-def _auto_axes(typed: TypedArray) -> tuple[str, ...]:
-    mesh = typed.mesh.mesh
-    return tuple(n for n, k in zip(mesh.axis_names, mesh.axis_types, strict=True) if k is AxisType.AUTO)
 
 
 def _only_places(stmt: ast.stmt) -> bool:
