@@ -72,6 +72,8 @@ def _operation(op: list[Any], x: str, rng: random.Random) -> str | None:
         return f"jnp.dot({x}, a{op[1]}{_out(op[2])})"
     if name == "einsum":
         return f"jnp.einsum({op[1]!r}, {x}, a{op[2]}{_out(op[3])})"
+    if name == "reshape" and len(op[1]) == 1 and op[2] is None and rng.random() < 0.5:
+        return f"jnp.ravel({x})" if rng.random() < 0.5 else f"{x}.flatten()"  # a whole flattening
     if name == "reshape":
         sizes = ", ".join(str(n) for n in op[1])
         if op[2] is None and rng.random() < 0.5:
