@@ -53,6 +53,11 @@ def placed(expression: str, spec: str = "P()", prelude: str = "") -> tuple[objec
         ("jnp.asarray(2, jnp.float16)", (), "float16"),
         ("jnp.array(np.zeros((2, 3)))", (2, 3), "float32"),
         ("jnp.asarray([jnp.zeros(4, jnp.int8), jnp.ones(4, jnp.int8)])", (2, 4), "int8"),
+        ("jnp.arange(8)", (8,), "int32"),
+        ("jnp.arange(8.0)", (8,), "float32"),
+        ("jnp.arange(1, 10, 3)", (3,), "int32"),
+        ("jnp.arange(0.0, 1.0, 0.25)", (4,), "float32"),
+        ("jnp.arange(2, dtype=jnp.float32)", (2,), "float32"),
     ],
 )
 def test_arrays_made_from_data(expression: str, shape: tuple[int, ...], dtype: str) -> None:

@@ -112,11 +112,38 @@ def _like(call: CallArgs) -> Value | None:
 
 @calls("jax.numpy.arange", "numpy.arange")
 def _arange(call: CallArgs) -> Value | None:
-    bounds = [as_int(a) for a in call.args[:3]]
-    if not bounds or any(b is None for b in bounds):
-        return _array(call, Seq((Unknown("arange length"),)), call.get(None, "dtype"), _INT32)
-    length = len(range(*[b for b in bounds if b is not None])) if bounds[-1] != 0 else 0
-    return _array(call, Seq((Const(length),)), call.get(None, "dtype"), _INT32)
+    """`arange(8)` is int32, `arange(8.0)` the default float; a bound of unknown value leaves
+    the length unknown, and the dtype too unless the ints and floats among the known ones (or
+    `dtype=`) say it."""
+    numbers = [_number(a) for a in call.args[:3]]
+    floating = any(isinstance(n, float) for n in numbers)
+    default = _default_dtype(call) if floating else None if None in numbers else _INT32
+    if not numbers or None in numbers:
+        made = _array(call, Seq((Unknown("arange length"),)), call.get(None, "dtype"), default)
+        unknown_dtype = default is None and call.get(None, "dtype") is None
+        return replace(made, dtype=None) if unknown_dtype and isinstance(made, ArrayV) else made
+    bounds = [n for n in numbers if n is not None]
+    length = _arange_length(*bounds)
+    shape = Seq((Const(length),)) if length is not None else Seq((Unknown("arange length"),))
+    return _array(call, shape, call.get(None, "dtype"), default)
+
+
+def _number(value: Value) -> int | float | None:
+    if (
+        isinstance(value, Const)
+        and isinstance(value.value, int | float)
+        and not isinstance(value.value, bool)
+    ):
+        return value.value
+    return None
+
+
+def _arange_length(*bounds: int | float) -> int | None:
+    """numpy's `arange` length: `ceil((stop - start) / step)`, at least 0 (None for a zero step)."""
+    start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
+    if step == 0:
+        return None
+    return max(0, math.ceil((stop - start) / step))
 
 
 @calls(
