@@ -65,6 +65,9 @@ def _operation(op: list[Any], x: str, rng: random.Random) -> str | None:
     if name == "where":
         return f"jnp.where({x} > 0, {x}, a{op[1]})"
     if name == "matmul":
+        if op[-1] == "dot_general" and rng.random() < 0.7:
+            contract = f"((({op[-2]},), (0,)), ((), ()))"
+            return f"jax.lax.dot_general({x}, a{op[1]}, {contract}{_out(op[2])})"
         if op[2] is None and rng.random() < 0.6:
             return f"{x} @ a{op[1]}"
         return f"jnp.matmul({x}, a{op[1]}{_out(op[2])})"
@@ -165,7 +168,7 @@ def source_of(program: Program, rng: random.Random) -> str | None:
             f"a{i} = jax.device_put(jnp.zeros({tuple(entry['shape'])!r}, jnp.{entry['dtype']}), {_spec(entry['spec'])})"
         )
     lines.append("v0 = a0 + 0")
-    for i, op in enumerate(_pieces_in_range(program)):
+    for i, op in enumerate(_resolved_ops(program)):
         text = _operation(op, f"v{i}", rng)
         if text is None:
             break
@@ -173,18 +176,29 @@ def source_of(program: Program, rng: random.Random) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-def _pieces_in_range(program: Program) -> list[list[Any]]:
-    """The ops, with each split's piece index reduced to the number of pieces (the generator's
-    encoding takes it modulo that number, which the source must write as a plain index)."""
+def _resolved_ops(program: Program) -> list[list[Any]]:
+    """The ops, with what their source form needs from the types before them: each split's
+    piece index reduced to the number of pieces (the generator takes it modulo that number, which
+    the source must write as a plain index), and a matmul of a 2-D operand of the same dtype
+    marked `"dot_general"`, which `lax.dot_general` then writes (it does not promote dtypes)."""
     ops: list[list[Any]] = []
     for op in program["ops"]:
-        if op[0] == "split":
+        if op[0] in ("split", "matmul"):
             try:
                 before = apply_ours({**program, "ops": ops})[-1]
-                pieces = (split if op[1] == "split" else array_split)(before, op[2], op[3])
+                pieces = (
+                    (split if op[1] == "split" else array_split)(before, op[2], op[3])
+                    if op[0] == "split"
+                    else []
+                )
             except (TypeRejected, ShapeError):
                 break
-            op = [*op[:4], op[4] % len(pieces)]
+            if op[0] == "split":
+                op = [*op[:4], op[4] % len(pieces)]
+            else:
+                other = program["inputs"][op[1]]
+                if len(other["shape"]) == 2 and before.rank >= 1 and other["dtype"] == before.dtype.name:
+                    op = [*op, before.rank - 1, "dot_general"]
         ops.append(op)
     return ops
 
