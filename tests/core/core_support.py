@@ -4,6 +4,7 @@ other. (Cases on real devices go through core_jax_worker.py instead.)"""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from core_cases import decode_entry
@@ -137,3 +138,13 @@ def jax_shard_shape(case: dict[str, Any]) -> tuple[str, tuple[int, ...] | None, 
         if "cannot contain `P.UNCONSTRAINED`" in str(exc):
             return "unconstrained_needs_auto", None, None
         raise
+
+
+def fake_devices_env(device_count: int) -> dict[str, str]:
+    """The environment of a child process that runs JAX on `device_count` fake CPU devices (the
+    count must be set before jax is imported, hence a child)."""
+    return {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={device_count}",
+        "JAX_PLATFORMS": "cpu",
+    }

@@ -9,7 +9,6 @@ as JSON; the comparison with shardls happens here.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 from core_cases import UNCONSTRAINED_TOKEN, random_device_case
-from core_support import describe, error_codes, judge_accepted, judge_error, our_layout
+from core_support import describe, error_codes, fake_devices_env, judge_accepted, judge_error, our_layout
 
 from shardls.core import UNCONSTRAINED, Layout, UsageContext
 
@@ -40,17 +39,12 @@ CONTEXTS = {
 
 
 def run_jax(device_count: int, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"--xla_force_host_platform_device_count={device_count}",
-        "JAX_PLATFORMS": "cpu",
-    }
     proc = subprocess.run(
         [sys.executable, str(WORKER)],
         input=json.dumps(cases),
         capture_output=True,
         text=True,
-        env=env,
+        env=fake_devices_env(device_count),
         timeout=240,
         check=False,
     )

@@ -14,13 +14,13 @@ import ast
 import collections
 import json
 import math
-import os
 import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from core_support import fake_devices_env
 from core_types_support import apply_ours, ours
 from types_cases import Program, random_program
 
@@ -215,17 +215,12 @@ def _declined(source: str) -> bool:
 
 
 def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
-    env = {
-        **os.environ,
-        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
-        "JAX_PLATFORMS": "cpu",
-    }
     done = subprocess.run(
         [sys.executable, str(WORKER)],
         input=json.dumps(programs),
         capture_output=True,
         text=True,
-        env=env,
+        env=fake_devices_env(devices),
         timeout=HANG,
     )
     assert done.returncode == 0, done.stderr[-4000:]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from core_support import fake_devices_env
 from core_types_support import ours_eager
 from types_cases import random_eager_case
 
@@ -241,7 +242,7 @@ def test_eager_indexing_agrees_with_jax_on_concrete_arrays() -> None:
     rng = random.Random(EAGER_SEED)
     cases = [random_eager_case(rng) for _ in range(EAGER_CASES)]
     here = Path(__file__).parent
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
+    env = fake_devices_env(8)
     child = subprocess.run(
         [sys.executable, "-c", "from core_types_support import eager_worker; eager_worker()"],
         input="".join(json.dumps(c) + "\n" for c in cases),
