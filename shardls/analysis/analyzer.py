@@ -23,10 +23,10 @@ from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.sharded.events import TypeRecorder
+from shardls.analysis.sharded.propagate import has_explicit_axis
 from shardls.analysis.sharded.typing_pass import (
     TypingPass,
     context_mesh,
-    has_explicit_axis_type,
     merge_types,
     tracing,
 )
@@ -144,9 +144,7 @@ class Analyzer:
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
         builder.file_meshes = _find_meshes(walker, builder)
-        typing = TypingPass(
-            evaluator, module, any(has_explicit_axis_type(m.mesh) for m in builder.file_meshes)
-        )
+        typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
             walker.on_statement = typing.statement
             walker.also = typing.wants

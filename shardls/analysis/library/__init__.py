@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.shape_use import unpacked_parameter
 from shardls.analysis.scopes import ClassInfo, Scope
-from shardls.analysis.sharded.operations import has_method, typed_attribute, typed_call, typed_method
+from shardls.analysis.sharded.operations import (
+    has_call_rule,
+    has_method,
+    typed_attribute,
+    typed_call,
+    typed_method,
+)
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Value
 from shardls.core import DType
 
@@ -132,6 +138,8 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.calls.get(qualname)
+        if handler is None and not has_call_rule(qualname):
+            return None  # most calls the interpreter meets are of functions it does not model
         call = CallArgs(evaluator, self, qualname, args, kwargs, node, frame)
         return typed_call(call, handler(call) if handler is not None else None)
 
@@ -156,9 +164,12 @@ class Library:
         frame: Frame,
     ) -> Value | None:
         handler = self.methods.get((type(method.base).__name__, method.name))
+        typed = isinstance(method.base, ArrayV) and has_method(method.name)
+        if handler is None and not typed:
+            return None
         call = CallArgs(evaluator, self, method.name, args, kwargs, node, frame)
         result = handler(self, method, call) if handler is not None else None
-        return typed_method(call, method.base, result) if isinstance(method.base, ArrayV) else result
+        return typed_method(call, method.base, result) if typed else result
 
     def parameter(self, scope: Scope, name: str) -> Value | None:
         """A parameter no call binds, when its function's body says what it is (see `shape_use`)."""

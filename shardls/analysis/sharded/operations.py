@@ -141,7 +141,7 @@ def typed_binop(
     if a is None or b is None:
         return untyped(base)
     text = f"{_SYMBOLS.get(op, '?')}"
-    operands = [t for t in (typed(left), typed(right)) if t is not None]
+    operands = _typed_of(left, right)
     if op is ast.MatMult:
         return apply(evaluator, frame, node, text, operands, lambda: matmul(a, b), base)
     name = _OPERATORS.get(op)
@@ -163,6 +163,10 @@ def _calls(*qualnames: str) -> Callable[[CallRule], CallRule]:
         return rule
 
     return register
+
+
+def has_call_rule(qualname: str) -> bool:
+    return qualname in _CALLS
 
 
 def typed_call(call: CallArgs, result: Value | None) -> Value | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, TypedArray, Value, as_int
-from shardls.core import AxisType, DType, Layout, PartitionSpec
+from shardls.core import AxisType, DType, Layout, Mesh, PartitionSpec
 from shardls.core.typing import ShapeError, ShardedType, TypeRejected, placed, scalar
 from shardls.core.typing.promotion import FLOAT32, INT32
 
@@ -43,8 +43,9 @@ def typed(value: Value | None) -> TypedArray | None:
     return value.typed if isinstance(value, ArrayV) else None
 
 
-def has_explicit_axis(mesh: MeshV) -> bool:
-    return any(t is AxisType.EXPLICIT for t in mesh.mesh.axis_types) and mesh.mesh.is_resolved
+def has_explicit_axis(mesh: Mesh) -> bool:
+    """Whether arrays on `mesh` can have a sharded type: it has an Explicit axis, and sizes."""
+    return AxisType.EXPLICIT in mesh.axis_types and mesh.is_resolved
 
 
 def operand(value: Value, like: TypedArray) -> ShardedType | None:
@@ -109,7 +110,7 @@ def place(
     it."""
     mesh = sharding.mesh if sharding.mesh is not None else evaluator.context_mesh
     dims = _concrete(array.shape)
-    if mesh is None or not has_explicit_axis(mesh) or sharding.spec.unknown_entries:
+    if mesh is None or not has_explicit_axis(mesh.mesh) or sharding.spec.unknown_entries:
         return array
     if dims is None or array.dtype is None:
         return array
@@ -129,7 +130,7 @@ def replicated(evaluator: Evaluator, frame: Frame, node: ast.AST, operation: str
     """An array made without a sharding under a context mesh with Explicit axes: replicated on it
     (`jnp.ones((8, 16))` is `float32[8,16]`)."""
     mesh = evaluator.context_mesh
-    if mesh is None or not has_explicit_axis(mesh):
+    if mesh is None or not has_explicit_axis(mesh.mesh):
         return array
     return place(evaluator, frame, node, operation, ShardingV(_REPLICATED, mesh), array, None)
 

@@ -23,7 +23,7 @@ from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ArrayV, Const, TypedArray, Value
 from shardls.analysis.walker import Context, MeshContext
-from shardls.core import AxisType, Mesh, UsageContext
+from shardls.core import UsageContext
 from shardls.core.movement import DataMovement, MovementRefused, data_movement
 from shardls.core.typing import type_of_layout
 
@@ -56,10 +56,6 @@ def tracing(context: Context) -> bool | None:
     return True if context.inside_jit else context.traced
 
 
-def has_explicit_axis_type(mesh: Mesh) -> bool:
-    return AxisType.EXPLICIT in mesh.axis_types
-
-
 class TypingPass:
     """Evaluates the value of every simple statement, in files where typing can apply, so that
     arrays computed without a call (`y = x @ w`, `t = x.T`) are typed too; names the statements'
@@ -90,7 +86,7 @@ class TypingPass:
     def statement(self, stmt: ast.stmt, frame: Frame, context: Context) -> None:
         value = _computed(stmt)
         mesh = context_mesh(context)
-        if value is None or not (self.active or (mesh is not None and has_explicit_axis(mesh.mesh))):
+        if value is None or not (self.active or (mesh is not None and has_explicit_axis(mesh.mesh.mesh))):
             return
         if not self._may_be_typed(stmt, frame):
             return
@@ -244,7 +240,7 @@ def _placed_type(site: Site) -> Site:
     layout, mesh = site.layout, site.mesh
     if site.jax_type is not None or site.kind not in _PLACEMENTS or layout is None or mesh is None:
         return site
-    if mesh.fallback or not layout.is_valid or not has_explicit_axis_type(mesh.mesh) or site.symbolic_dims:
+    if mesh.fallback or not layout.is_valid or not has_explicit_axis(mesh.mesh) or site.symbolic_dims:
         return site
     typed = type_of_layout(layout)
     here = f"{site.kind.value} at line {site.span.line + 1}"
@@ -327,14 +323,5 @@ def _target_node(stmt: ast.stmt) -> ast.expr | None:
 
 
 def _target(stmt: ast.stmt) -> str | None:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        target = stmt.targets[0]
-    elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-        target = stmt.target
-    else:
-        return None
-    if isinstance(target, ast.Name):
-        return target.id
-    if isinstance(target, ast.Attribute):
-        return target.attr
-    return None
+    node = _target_node(stmt)
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
