@@ -29,6 +29,16 @@ class Span:
             return False
         return (line, column) <= (self.end_line, self.end_column)
 
+    def within(self, outer: Span) -> bool:
+        """Whether this span lies inside `outer` (ends included)."""
+        return (outer.line, outer.column) <= (self.line, self.column) and (
+            self.end_line,
+            self.end_column,
+        ) <= (
+            outer.end_line,
+            outer.end_column,
+        )
+
 
 class SiteKind(enum.Enum):
     SPEC = "spec"

@@ -287,7 +287,7 @@ class SiteBuilder:
         # device_puts, or `from config import SPEC`) is not wrong where it is written: JAX fails at
         # the use. Diagnostics go on the site, with the spec's place as related information.
         foreign_spec = spec.span is not None and (
-            spec.path not in (None, self.path) or not _within(spec.span, span)
+            spec.path not in (None, self.path) or not spec.span.within(span)
         )
         spec_span = spec_span or (span if foreign_spec else spec.span) or span
         notes = list(assumptions)
@@ -412,16 +412,6 @@ def shape_reason(array: Value | None) -> str | None:
     if array is None:
         return "no array is passed here that shardls can follow"
     return None if isinstance(array, ArrayV) else "not an array shardls knows"
-
-
-def _within(inner: Span, outer: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (
-        outer.end_line,
-        outer.end_column,
-    )
 
 
 def _related(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:

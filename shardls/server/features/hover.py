@@ -113,7 +113,7 @@ def _describes(site: Site, place: Span, written: SpecCall) -> bool:
     """Whether the site is about the spec written under the cursor: its place or spec lies inside
     that call, or, when the analysis knows only the whole call (`in_specs` of a pytree), it has
     the same spec."""
-    if _within(place, written.span) or (site.spec_span is not None and _within(site.spec_span, written.span)):
+    if place.within(written.span) or (site.spec_span is not None and site.spec_span.within(written.span)):
         return True
     return (
         written.spec is not None
@@ -125,13 +125,3 @@ def _describes(site: Site, place: Span, written: SpecCall) -> bool:
 
 def _same_spec(a: PartitionSpec, b: PartitionSpec) -> bool:
     return (a.entries, a.unreduced, a.reduced) == (b.entries, b.unreduced, b.reduced)
-
-
-def _within(inner: Span, outer: Span) -> bool:
-    return (outer.line, outer.column) <= (inner.line, inner.column) and (
-        inner.end_line,
-        inner.end_column,
-    ) <= (
-        outer.end_line,
-        outer.end_column,
-    )
