@@ -60,6 +60,11 @@ class Analyses:
         """Something any result may depend on changed (a document, a file on disk)."""
         self.generation += 1
 
+    @property
+    def idle(self) -> bool:
+        """No analysis is running or queued: new work has nothing to be coalesced with."""
+        return not self._pending
+
     def forget(self, uri: str) -> None:
         self._latest.pop(uri, None)
         self._models.pop(uri, None)
@@ -107,8 +112,9 @@ class Analyses:
     def _analyze(self, unit: Unit, settings: Settings) -> Result:
         if self._analyzer is None:
             from shardls.analysis.analyzer import Analyzer
+            from shardls.memory.diagnostics import memory_diagnostics
 
-            self._analyzer = Analyzer(self._workspace.result())
+            self._analyzer = Analyzer(self._workspace.result(), producers=(memory_diagnostics,))
         return Result(unit, self._analyzer.analyze(unit.path, unit.text, settings))
 
 

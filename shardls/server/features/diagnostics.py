@@ -106,8 +106,13 @@ class _Publisher:
                 )
                 server.debouncer.schedule(_REFRESH, refresh)
             return
+        at_once = server.analyses.idle
         for unit in units:
-            delay = server.debouncer.delay * (1 if unit.uri == uri else 2)
+            # An edit while nothing runs is analysed at once; edits that come while an analysis
+            # runs wait a little, so that a burst costs one more analysis, not one per keystroke.
+            delay = (
+                0.0 if at_once and unit.uri == uri else server.debouncer.delay * (1 if unit.uri == uri else 2)
+            )
             job = background(server, f"diagnostics of {unit.uri}", partial(self.publish, unit.uri))
             server.debouncer.schedule(unit.uri, job, delay)
 
