@@ -12,7 +12,7 @@ import gc
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
@@ -55,6 +55,11 @@ mesh does not scan the workspace again on every keystroke."""
 _WorkspaceMeshes = tuple[tuple[str, tuple[MeshFact, ...]], ...] | None
 """The meshes of the workspace's files, by file (None: the search ran out of steps)."""
 
+DiagnosticProducer = Callable[[Workspace, str, str, Settings], list[Diagnostic]]
+"""A whole-file check that a layer above the analysis computes (the model-memory check, SH213):
+given the workspace, the file's path, its text and settings, its diagnostics. The caller passes
+it in, so the analysis never imports the layers built on it."""
+
 
 @dataclass
 class _SegmentResult:
@@ -83,11 +88,20 @@ class Analyzer:
     edited segment and the segments that depend on it are analysed again.
     """
 
-    def __init__(self, workspace: Workspace | None = None, *, sharded_types: bool = True) -> None:
+    def __init__(
+        self,
+        workspace: Workspace | None = None,
+        *,
+        sharded_types: bool = True,
+        producers: Sequence[DiagnosticProducer] = (),
+    ) -> None:
         """`sharded_types`: infer the sharded type of computed arrays (Explicit axes) and report
-        the errors JAX raises for them; off only to measure what it costs (benchmarks/)."""
+        the errors JAX raises for them; off only to measure what it costs (benchmarks/).
+        `producers`: whole-file checks of the layers above, whose diagnostics join the file's
+        (filtered and suppressed like the others)."""
         self.workspace = workspace or Workspace()
         self.sharded_types = sharded_types
+        self.producers = tuple(producers)
         self._files: OrderedDict[str, _FileCache] = OrderedDict()
         self._workspace_scans: dict[tuple[int, Environment], tuple[_WorkspaceMeshes, WorkspaceReads]] = {}
         """Per snapshot and environment: the search's result, and what it read."""
@@ -176,8 +190,8 @@ class Analyzer:
             diagnostics.extend(result.diagnostics)
         cache.segments = fresh
         diagnostics += _parse_diagnostics(module, pragmas)
-        if settings.hbm_per_device is not None and settings.enabled("SH213"):
-            diagnostics += _memory_diagnostics(self.workspace, path, text, settings)
+        for produce in self.producers:
+            diagnostics += produce(self.workspace, path, text, settings)
         enabled = sorted(
             {(d.span, d.code, d.message): d for d in diagnostics if settings.enabled(d.code)}.values(),
             key=lambda d: (d.span, d.code),
@@ -352,17 +366,6 @@ class Analyzer:
 
 def _site_order(site: Site) -> tuple[Span, str]:
     return site.span, site.name or ""
-
-
-def _memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:
-    """SH213: whole models over `hbm-per-device` (only computed when that is set)."""
-    from shardls.memory.diagnostics import hbm_diagnostics
-    from shardls.memory.discover import file_models
-
-    assert settings.hbm_per_device is not None
-    return hbm_diagnostics(
-        file_models(workspace, path, text, settings), settings.hbm_per_device, settings.optimizer
-    )
 
 
 def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]:

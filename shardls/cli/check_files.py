@@ -257,8 +257,10 @@ def forget_analyses() -> None:
 def _analyzer(roots: tuple[Path, ...]) -> Analyzer:
     """Imported here: a check whose every file comes from the cache never loads the analyzer."""
     from shardls.analysis.analyzer import Analyzer
+    from shardls.memory.diagnostics import memory_diagnostics
 
     analyzer = _ANALYZERS.get(roots)
     if analyzer is None:
-        analyzer = _ANALYZERS[roots] = Analyzer(Workspace(list(roots), snapshot=True))
+        workspace = Workspace(list(roots), snapshot=True)
+        analyzer = _ANALYZERS[roots] = Analyzer(workspace, producers=(memory_diagnostics,))
     return analyzer

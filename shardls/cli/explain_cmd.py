@@ -25,6 +25,7 @@ from shardls.cli.settings_args import add_settings_arguments, config_and_layer
 from shardls.config import merge_settings
 from shardls.core import Severity
 from shardls.files import source_lines
+from shardls.memory.diagnostics import memory_diagnostics
 from shardls.render.site_text import describe_mesh, describe_site
 from shardls.render.visible import visible
 
@@ -108,7 +109,7 @@ def _analyse(args: argparse.Namespace, target: Target) -> tuple[FileAnalysis, tu
         )
     config, layer = config_and_layer(args, target.path)
     root = (config.root or target.path.parent).resolve()
-    analysis = Analyzer(Workspace([root])).analyze(
+    analysis = Analyzer(Workspace([root]), producers=(memory_diagnostics,)).analyze(
         str(target.path.resolve()), text, merge_settings(config.layer, layer, file=target.path)
     )
     return analysis, lines, line

@@ -8,13 +8,26 @@ name when the file never instantiates it; nothing is reported for submodules on 
 from __future__ import annotations
 
 from shardls.analysis.facts import Diagnostic, Span
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
+from shardls.memory.discover import file_models
 from shardls.memory.figures import per_device_bytes, summary
 from shardls.memory.model import ModelMemory, Models
 from shardls.memory.optimizer import OPTIMIZERS, optimizer_state
 from shardls.render.units import short_bytes
 
 CODE = "SH213"
+
+
+def memory_diagnostics(workspace: Workspace, path: str, text: str, settings: Settings) -> list[Diagnostic]:
+    """SH213 for one file, as the analyzer's producer (`Analyzer(producers=...)`): computed only
+    when `hbm-per-device` is set and the rule is enabled, since sizing models costs a walk."""
+    if settings.hbm_per_device is None or not settings.enabled(CODE):
+        return []
+    return hbm_diagnostics(
+        file_models(workspace, path, text, settings), settings.hbm_per_device, settings.optimizer
+    )
 
 
 def hbm_diagnostics(models: Models, hbm: int, optimizer: str | None = None) -> list[Diagnostic]:

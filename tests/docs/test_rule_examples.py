@@ -35,6 +35,7 @@ from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.rules import ALL_RULES
 from shardls.analysis.settings import Settings
 from shardls.core import Severity
+from shardls.memory.diagnostics import memory_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "docs" / "rules"
@@ -182,7 +183,8 @@ def test_example_behaves_as_the_page_says(example: Example, jax_results: dict[st
 )
 def test_shardls_agrees_with_the_page(example: Example) -> None:
     settings = PAGE_SETTINGS.get(example.page, Settings())
-    analysis = Analyzer().analyze(f"/docs/{example.page}_{example.line}.py", example.code, settings)
+    analyzer = Analyzer(producers=(memory_diagnostics,))
+    analysis = analyzer.analyze(f"/docs/{example.page}_{example.line}.py", example.code, settings)
     found = [f"{d.span.line + 1}: {d.code} {d.message}" for d in analysis.diagnostics]
     if example.role == "bad":
         assert any(d.code == example.page for d in analysis.diagnostics), found
