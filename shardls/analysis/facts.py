@@ -10,8 +10,9 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from shardls.core import DType, Layout, Mesh, PartitionSpec, Severity, UsageContext
 from shardls.core.movement import DataMovement
@@ -269,22 +270,30 @@ class FileAnalysis:
         """The sites (and typed names) whose call or spec covers `line` (in file order, then those
         spanning many lines): a hover looks up its line instead of scanning the thousands of
         sites of a long file."""
-        by_line, long = self._line_index
-        return [*by_line.get(line, ()), *(s for s in long if _covers(s, line))]
+        return self._site_lines.on(line)
+
+    def diagnostics_on(self, first: int, last: int) -> list[Diagnostic]:
+        """The diagnostics that touch any line from `first` to `last`, each once, in file order."""
+        found = {id(d): d for line in range(first, last + 1) for d in self._diagnostic_lines.on(line)}
+        return sorted(found.values(), key=lambda d: self._diagnostic_order[id(d)])
+
+    def index_lines(self) -> None:
+        """Build the per-line lookups now: a server does it in its analysis thread, so that the
+        first hover after an analysis does not pay for them."""
+        self.sites_on(0)
+        self.diagnostics_on(0, 0)
 
     @functools.cached_property
-    def _line_index(self) -> tuple[dict[int, list[Site]], list[Site]]:
-        by_line: dict[int, list[Site]] = {}
-        long: list[Site] = []
-        for site in (*self.sites, *self.names):
-            spans = _spans_of(site)
-            if any(span.end_line - span.line > LONG_SITE_LINES for span in spans):
-                long.append(site)
-                continue
-            lines = {line for span in spans for line in range(span.line, span.end_line + 1)}
-            for line in sorted(lines):
-                by_line.setdefault(line, []).append(site)
-        return by_line, long
+    def _site_lines(self) -> _LineIndex[Site]:
+        return _LineIndex.of((*self.sites, *self.names), _spans_of)
+
+    @functools.cached_property
+    def _diagnostic_lines(self) -> _LineIndex[Diagnostic]:
+        return _LineIndex.of(self.diagnostics, lambda d: [d.span])
+
+    @functools.cached_property
+    def _diagnostic_order(self) -> dict[int, int]:
+        return {id(d): index for index, d in enumerate(self.diagnostics)}
 
     @functools.cached_property
     def all_meshes(self) -> tuple[MeshFact, ...]:
@@ -295,10 +304,35 @@ class FileAnalysis:
         return tuple(unique.values())
 
 
+_Item = TypeVar("_Item")
+
+
+@dataclass(frozen=True)
+class _LineIndex(Generic[_Item]):
+    """Items by the lines their spans cover; items spanning more than LONG_SITE_LINES lines are
+    checked on every lookup, so that the index stays proportional to the file."""
+
+    by_line: dict[int, list[_Item]]
+    long: list[tuple[_Item, list[Span]]]
+
+    @classmethod
+    def of(cls, items: Iterable[_Item], spans_of: Callable[[_Item], list[Span]]) -> _LineIndex[_Item]:
+        by_line: dict[int, list[_Item]] = {}
+        long: list[tuple[_Item, list[Span]]] = []
+        for item in items:
+            spans = spans_of(item)
+            if any(span.end_line - span.line > LONG_SITE_LINES for span in spans):
+                long.append((item, spans))
+                continue
+            for line in sorted({line for span in spans for line in range(span.line, span.end_line + 1)}):
+                by_line.setdefault(line, []).append(item)
+        return cls(by_line, long)
+
+    def on(self, line: int) -> list[_Item]:
+        covering = (item for item, spans in self.long if any(s.line <= line <= s.end_line for s in spans))
+        return [*self.by_line.get(line, ()), *covering]
+
+
 def _spans_of(site: Site) -> list[Span]:
     """The call and the spec: a spec written elsewhere (`spec = P(...)` lines above) is a second place."""
     return [span for span in (site.span, site.spec_span) if span is not None]
-
-
-def _covers(site: Site, line: int) -> bool:
-    return any(span.line <= line <= span.end_line for span in _spans_of(site))

@@ -115,7 +115,9 @@ class Analyses:
             from shardls.memory.diagnostics import memory_diagnostics
 
             self._analyzer = Analyzer(self._workspace.result(), producers=(memory_diagnostics,))
-        return Result(unit, self._analyzer.analyze(unit.path, unit.text, settings))
+        analysis = self._analyzer.analyze(unit.path, unit.text, settings)
+        analysis.index_lines()
+        return Result(unit, analysis)
 
 
 def _workspace(roots: list[Path]) -> Workspace:

@@ -105,7 +105,8 @@ class View:
         return min(spans, key=_size, default=None)
 
     def diagnostics_in(self, span: Span) -> list[Diagnostic]:
-        return [d for d in self.analysis.diagnostics if _overlap(d.span, span)]
+        candidates = self.analysis.diagnostics_on(span.line, span.end_line)
+        return [d for d in candidates if _overlap(d.span, span)]
 
     def meshes(self) -> list[MeshFact]:
         """Every mesh the unit defines or its sites use, each once, definitions first."""

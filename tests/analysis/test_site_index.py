@@ -45,3 +45,21 @@ def test_a_long_call_is_found_on_its_middle_lines() -> None:
     middle = 6 + LONG_SITE_LINES // 2
     (site,) = [s for s in analysis.sites_on(middle) if s.span.line == 5]
     assert site.span.end_line - site.span.line > LONG_SITE_LINES
+
+
+def test_diagnostics_by_lines_equal_a_scan() -> None:
+    """The hover's lookup of the problems under a site: for every range of lines, the diagnostics
+    that touch it, in file order, as a scan of all of them finds."""
+    analyses = [analyze(path.read_text(), path=str(path)) for path in sorted(EXAMPLES.glob("*.py"))]
+    analyses.append(analyze(LONG_CALL.replace("(8, 16)", "(7, 16)")))
+    checked = 0
+    for analysis in analyses:
+        last = max((d.span.end_line for d in analysis.diagnostics), default=0)
+        for first in range(last + 2):
+            for end in (first, first + 1, first + LONG_SITE_LINES + 5):
+                expected = [
+                    d for d in analysis.diagnostics if d.span.line <= end and first <= d.span.end_line
+                ]
+                assert analysis.diagnostics_on(first, end) == expected, (analysis.path, first, end)
+                checked += bool(expected)
+    assert checked > 50
