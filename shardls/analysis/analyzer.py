@@ -454,6 +454,7 @@ def _run(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     mesh = context_mesh(visit.context)
     evaluator.context_mesh = mesh.mesh if mesh is not None else None
     evaluator.tracing = tracing(visit.context)
+    evaluator.context = visit.context
     args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome.

@@ -14,7 +14,7 @@ import itertools
 import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shardls.analysis.facts import Span
 from shardls.analysis.scopes import (
@@ -55,6 +55,9 @@ from shardls.analysis.values import (
     options,
 )
 from shardls.core import parse_dtype
+
+if TYPE_CHECKING:
+    from shardls.analysis.walker import Context
 
 
 @dataclass(frozen=True)
@@ -280,6 +283,9 @@ class Evaluator:
         self.tracing: bool | None = None
         """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
         None when the analysis does not know. JAX indexes a concrete sharded array differently."""
+        self.context: Context | None = None
+        """The walker's context of the statement being analysed (mesh, logical rules, eager
+        sharding, stacking): what Flax creates a layer's parameters with there."""
         self.branching = 0
         """How many values with several options (`Choice`) the current evaluation is inside: a
         result computed from one option is one possibility, not a certainty."""
@@ -1028,6 +1034,12 @@ class Evaluator:
         if isinstance(func, BoundMethod):
             result = self.library.method(self, func, args, kwargs, call_node, frame)
             return result if result is not None else Unknown(f"result of .{func.name}()")
+        if isinstance(func, InstanceV):  # `model(x)`: the class's `__call__`
+            method = next(
+                (k.methods["__call__"] for k in self.mro(func.cls, frame) if "__call__" in k.methods), None
+            )
+            if method is not None:
+                return self.call_function(FunctionV(method, bound=func), args, kwargs, frame)
         # A library value called like a function (`jnp.float32(1.0)` calls a dtype): its `__call__`.
         result = self.library.method(self, BoundMethod(func, "__call__"), args, kwargs, call_node, frame)
         return result if result is not None else Unknown("call of an unknown value")

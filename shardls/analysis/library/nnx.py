@@ -19,6 +19,7 @@ from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, sp
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.logical import linen_translate, read_rules
 from shardls.analysis.scopes import FunctionInfo
+from shardls.analysis.sharded.layers import METHODS, LayerV, layer_call
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
@@ -241,6 +242,14 @@ def _partial_initializer(call: CallArgs) -> Value | None:
     if not (isinstance(initializer, Ref) and initializer.qualname in _INITIALIZERS) or sharding is None:
         return None
     return ShardedInitializerV(sharding, origin=call.frame.origin("partial", call.node))
+
+
+@methods(LayerV, *METHODS)
+def _layer_method(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`layer(x)`, `embed.attend(q)` on a layer made where types are recorded: typed as Flax
+    computes it (`sharded/layers.py`)."""
+    assert isinstance(method.base, LayerV)
+    return layer_call(method.base, method.name, call)
 
 
 # -- random keys (only their count matters: it is the size of a stack) -------------------------

@@ -24,7 +24,7 @@ from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
 from shardls.analysis.library.nnx import ShardedInitializerV, StackV, is_none, stacked_context, with_spans
-from shardls.analysis.logical import Rules, nnx_translate, read_rules
+from shardls.analysis.logical import Rules, Translation, nnx_translate, read_rules
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import (
@@ -433,6 +433,47 @@ def layer_params(call: CallArgs) -> list[LayerParam]:
     ]
 
 
+@dataclass(frozen=True)
+class ParamPlacement:
+    """Where Flax lays an annotated parameter out when its layer is created: the mesh, and the
+    spec after the logical axis rules."""
+
+    mesh: MeshV
+    spec: PartitionSpec
+
+
+def param_placement(annotation: Annotation, context: Context) -> ParamPlacement | None:
+    """The layout of a parameter created in `context`, by the same choices as its site (the
+    mesh, the rules); None when one of them is not known (an annotation with several values or
+    unknown entries, rules that cannot be read), when Flax raises (no mesh, meshes that differ,
+    rules that contradict each other, a name no rule maps), or when nothing lays the parameter
+    out when it is created (`eager_sharding=False`, a layer stacked by `nnx.vmap`/`nnx.scan`)."""
+    eager = annotation.eager if annotation.eager is not None else context.eager_sharding is not False
+    found = list(spec_options(annotation))
+    if not eager or annotation.existing or context.stacked is not None or len(found) != 1:
+        return None
+    if len(list(options(annotation.sharding))) != 1:
+        return None
+    spec, sharding = found[0]
+    if annotation.created_sharded:
+        own = sharding.mesh if sharding is not None else None
+        current = _context_mesh(context)
+        mesh = own or (current.mesh if current is not None else None)
+        final = spec.spec
+    else:
+        chosen = chosen_mesh(annotation, sharding, context)
+        if chosen is None or mesh_clash(annotation, sharding, context) is not None:
+            return None
+        mesh = chosen[0]
+        translation = translated(spec, annotation, context, mesh.mesh.axis_names)
+        if translation.failed or translation.problems or translation.unresolved:
+            return None
+        final = translation.spec
+    if mesh is None or spec.unknown_entries:
+        return None
+    return ParamPlacement(mesh, final)
+
+
 @recognizes(*LAYER_NAMES)
 def nnx_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     for prefix, instance in _instances(visit, call):
@@ -510,13 +551,8 @@ def _add_param(
     Flax would raise, and lay the result out."""
     annotation = param.annotation
     shape, spec, stack_notes = _stacked(builder, visit, span, param, written)
-    flax_rules = visit.context.rules and not annotation.created_sharded
-    context = visit.context.rules[-1] if flax_rules else None
-    translation = nnx_translate(
-        spec.spec,
-        read_rules(context.rules, context.how) if context else None,
-        annotation.rules,
-        mesh.mesh.axis_names if mesh is not None else None,
+    translation = translated(
+        spec, annotation, visit.context, mesh.mesh.axis_names if mesh is not None else None
     )
     for index, problem in translation.problems:
         builder.report(_entry_span(spec, index, annotation, span), problem, site_name=param.name)
@@ -550,6 +586,18 @@ def _add_param(
             or (p.code == "SH005" and p.data.get("axis") in translation.unmapped)
             or (p.code == "SH002" and rank_problem is not None)
         ),
+    )
+
+
+def translated(
+    spec: SpecV, annotation: Annotation, context: Context, mesh_axes: tuple[str, ...] | None
+) -> Translation:
+    """The annotation's spec renamed by the logical axis rules in effect (Flax metadata only: an
+    array created sharded by JAX is not renamed)."""
+    flax_rules = context.rules and not annotation.created_sharded
+    rules = context.rules[-1] if flax_rules else None
+    return nnx_translate(
+        spec.spec, read_rules(rules.rules, rules.how) if rules else None, annotation.rules, mesh_axes
     )
 
 
@@ -587,16 +635,13 @@ def _mesh(
     """`mesh=` metadata, else the `jax.set_mesh`/`use_abstract_mesh` context; a NamedSharding
     annotation's own mesh replaces it, after Flax asserts the two are equal (SH212). With no mesh
     at all Flax raises (SH201)."""
-    metadata = annotation.mesh if isinstance(annotation.mesh, MeshV) else None
-    context = visit.context.mesh if visit.context.mesh is not None and not visit.context.mesh.legacy else None
-    own = sharding.mesh if sharding is not None else None
-    if own is not None:
-        _check_same_mesh(builder, own, metadata, context, span)
-        return _chosen(builder.mesh_fact(own), "the mesh of the NamedSharding annotation"), ()
-    if metadata is not None:
-        return _chosen(builder.mesh_fact(metadata), "the mesh= metadata"), ()
-    if context is not None:
-        return _chosen(builder.mesh_fact(context.mesh), context.how), ()
+    chosen = chosen_mesh(annotation, sharding, visit.context)
+    if chosen is not None:
+        mesh, why = chosen
+        clash = mesh_clash(annotation, sharding, visit.context)
+        if clash is not None:
+            builder.report(span, clash)
+        return _chosen(builder.mesh_fact(mesh), why), ()
     fallback = builder.fallback_for(span)
     shown = f"; shown on {fallback.source} ({fallback.selection})" if fallback is not None else ""
     if annotation.mesh is not None and not is_none(annotation.mesh):
@@ -621,31 +666,53 @@ def _mesh(
     return fallback, (f"no mesh in scope, so Flax raises{shown}",)
 
 
-def _check_same_mesh(
-    builder: SiteBuilder, own: MeshV, metadata: MeshV | None, context: MeshContext | None, span: Span
-) -> None:
-    """`shard_value` asserts `mesh == out_sharding.mesh`. The context's mesh is the abstract mesh,
-    which never equals a concrete Mesh, so a NamedSharding on a concrete mesh fails under
-    `jax.set_mesh` (reference: flax/core/spmd.py)."""
+def chosen_mesh(
+    annotation: Annotation, sharding: ShardingV | None, context: Context
+) -> tuple[MeshV, str] | None:
+    """The mesh Flax lays an annotated parameter out on, and why: a NamedSharding annotation's
+    own, else the `mesh=` metadata, else the `jax.set_mesh`/`use_abstract_mesh` context's (never
+    the deprecated `with mesh:`); None when there is none."""
+    metadata = annotation.mesh if isinstance(annotation.mesh, MeshV) else None
+    current = _context_mesh(context)
+    if sharding is not None and sharding.mesh is not None:
+        return sharding.mesh, "the mesh of the NamedSharding annotation"
+    if metadata is not None:
+        return metadata, "the mesh= metadata"
+    if current is not None:
+        return current.mesh, current.how
+    return None
+
+
+def _context_mesh(context: Context) -> MeshContext | None:
+    return context.mesh if context.mesh is not None and not context.mesh.legacy else None
+
+
+def mesh_clash(annotation: Annotation, sharding: ShardingV | None, context: Context) -> Problem | None:
+    """`shard_value` asserts `mesh == out_sharding.mesh` for a NamedSharding annotation. The
+    context's mesh is the abstract mesh, which never equals a concrete Mesh, so a NamedSharding
+    on a concrete mesh fails under `jax.set_mesh` (reference: flax/core/spmd.py)."""
+    own = sharding.mesh if sharding is not None else None
+    metadata = annotation.mesh if isinstance(annotation.mesh, MeshV) else None
+    current = _context_mesh(context)
+    if own is None:
+        return None
     if metadata is not None:
         clash, other = not _same_axes(own, metadata), "the mesh= metadata"
-    elif context is not None:
+    elif current is not None:
         concrete = own.mesh.constructor is not MeshConstructor.ABSTRACT_MESH
-        clash, other = concrete or not _same_axes(own, context.mesh), f"the context mesh ({context.how})"
+        clash, other = concrete or not _same_axes(own, current.mesh), f"the context mesh ({current.how})"
     else:
-        return
-    if clash:
-        builder.report(
-            span,
-            Problem(
-                "SH212",
-                Severity.ERROR,
-                f"the NamedSharding annotation's mesh is not {other}, and Flax asserts they are equal "
-                "(AssertionError); under `jax.set_mesh` Flax compares with the context's AbstractMesh, "
-                "which never equals a concrete Mesh: annotate with a tuple of names or a P instead",
-                {},
-            ),
-        )
+        return None
+    if not clash:
+        return None
+    return Problem(
+        "SH212",
+        Severity.ERROR,
+        f"the NamedSharding annotation's mesh is not {other}, and Flax asserts they are equal "
+        "(AssertionError); under `jax.set_mesh` Flax compares with the context's AbstractMesh, "
+        "which never equals a concrete Mesh: annotate with a tuple of names or a P instead",
+        {},
+    )
 
 
 def _same_axes(one: MeshV, other: MeshV) -> bool:

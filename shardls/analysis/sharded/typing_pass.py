@@ -94,13 +94,14 @@ class TypingPass:
         if name is not None:
             self.names[id(value)] = name
         evaluator = self.evaluator
-        previous = evaluator.context_mesh, evaluator.tracing
+        previous = evaluator.context_mesh, evaluator.tracing, evaluator.context
         evaluator.context_mesh = mesh.mesh if mesh is not None else None
         evaluator.tracing = tracing(context)
+        evaluator.context = context
         try:
             result = evaluator.evaluate(value, frame)
         finally:
-            evaluator.context_mesh, evaluator.tracing = previous
+            evaluator.context_mesh, evaluator.tracing, evaluator.context = previous
         target = _target_node(stmt)
         if target is not None and isinstance(result, ArrayV) and result.typed is not None:
             if name is not None:
