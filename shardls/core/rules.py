@@ -200,6 +200,24 @@ _RULES = (
         "An operation JAX has no unreduced rule for, applied to an array with unreduced (or reduced) axes.",
         Severity.ERROR,
     ),
+    Rule(
+        "SH313",
+        "sharded-update-needs-out-sharding",
+        "An indexed update (`x.at[...].set/add/...`) that selects part of a sharded dimension, or uses a sharded index, without `out_sharding=`.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH314",
+        "sort-over-sharded-axis",
+        "`jnp.sort`/`jnp.argsort`/`lax.top_k` along a sharded dimension, or without an axis on a sharded array.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH315",
+        "boolean-mask-in-traced-code",
+        "Indexing or updating with a boolean mask inside `jax.jit` (or another trace), where the result's shape would depend on the mask's values.",
+        Severity.ERROR,
+    ),
 )
 
 CORE_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -19,6 +19,7 @@ from shardls.core.typing import (
     TypeRejected,
     activation,
     arg_reduce,
+    argsort,
     array_split,
     astype,
     binary,
@@ -36,8 +37,13 @@ from shardls.core.typing import (
     reshape,
     reshard,
     scalar,
+    scatter,
+    sort,
     split,
     stack,
+    take,
+    take_along_axis,
+    top_k,
     transpose,
     unary,
     where,
@@ -111,6 +117,18 @@ def _apply(op: list[Any], x: ShardedType, inputs: list[ShardedType]) -> ShardedT
     if name == "split":
         pieces = (split if op[1] == "split" else array_split)(x, op[2], op[3])
         return pieces[op[4] % len(pieces)]
+    if name == "at_update":
+        other = op[3]
+        values = scalar(x, INT32 if other == "int" else FLOAT32) if isinstance(other, str) else inputs[other]
+        return scatter(x, index_items(op[2], inputs), values, out_sharding=_spec(op[4]))
+    if name == "take":
+        return take(x, inputs[op[1]], op[2])
+    if name == "take_along_axis":
+        return take_along_axis(x, inputs[op[1]], op[2])
+    if name == "sort":
+        return (sort if op[1] == "sort" else argsort)(x, op[2])
+    if name == "top_k":
+        return top_k(x, op[1], op[2])[op[3]]
     raise ValueError(name)
 
 
@@ -204,6 +222,18 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
             elif name == "split":
                 pieces = getattr(jnp, op[1])(x, op[2], axis=op[3])
                 x = pieces[op[4] % len(pieces)]
+            elif name == "at_update":
+                other = op[3]
+                y = (1 if other == "int" else 1.0) if isinstance(other, str) else args[other]
+                x = getattr(x.at[index_items(op[2], args)], op[1])(y, out_sharding=p(op[4]))
+            elif name == "take":
+                x = jnp.take(x, args[op[1]], axis=op[2])
+            elif name == "take_along_axis":
+                x = jnp.take_along_axis(x, args[op[1]], axis=op[2])
+            elif name == "sort":
+                x = getattr(jnp, op[1])(x, axis=op[2])
+            elif name == "top_k":
+                x = jax.lax.top_k(x, op[1], axis=op[2])[op[3]]
             outs.append(x)
         return outs
 

@@ -263,6 +263,8 @@ def _random_selection_op(rng: random.Random, program: Program, mesh: Mesh, x: Sh
     if rng.random() < 0.1:
         axis = rng.randrange(-rank, rank) if rank and rng.random() < 0.5 else -1 if rank else None
         return ["activation", rng.choice(ACTIVATIONS), axis]
+    if rng.random() < 0.3:
+        return _random_gather_scatter_op(rng, program, mesh, x)
     r = rng.random()
     if r < 0.45:
         return _random_index(rng, program, mesh, x)
@@ -379,3 +381,65 @@ def random_eager_case(rng: random.Random) -> Program:
         x = ShardedType(shape, parse_dtype("float32"), mesh, ((),) * len(shape))
     case["ops"].append(_random_index(rng, case, mesh, x))
     return case
+
+
+def _random_gather_scatter_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    """Indexed updates (`x.at[...].set/add/...`), boolean masks, `jnp.take`,
+    `jnp.take_along_axis`, `jnp.sort`/`argsort` and `lax.top_k` of the current value."""
+    shape = list(x.shape)
+    rank = len(shape)
+    r = rng.random()
+    if r < 0.4:
+        return _random_update(rng, program, mesh, x)
+    if r < 0.47 or not rank:
+        mask = _second(rng, program, mesh, shape[: rng.randint(min(1, rank), rank)], "bool")
+        return ["index", [{"array": mask}]]
+    if r < 0.6:
+        index_shape = [rng.choice((1, 2, 3, 4)) for _ in range(rng.choice((0, 1, 1, 2)))]
+        axis = rng.randrange(-rank, rank) if rng.random() < 0.8 else None
+        return ["take", _second(rng, program, mesh, index_shape, "int32"), axis]
+    if r < 0.75:
+        axis = rng.randrange(-rank, rank) if rng.random() < 0.9 else None
+        if axis is None:
+            index_shape = [rng.choice((1, 2, 3, 5))]
+        else:
+            index_shape = [
+                rng.choice((1, 2, 3, n)) if d == axis % rank else rng.choice((1, n, n, n, 2))
+                for d, n in enumerate(shape)
+            ]
+        dtype = "int32" if rng.random() < 0.97 else "float32"
+        return ["take_along_axis", _second(rng, program, mesh, index_shape, dtype), axis]
+    axis = rng.randrange(-rank, rank) if rng.random() < 0.85 else None
+    if r < 0.9:
+        return ["sort", rng.choice(("sort", "argsort")), axis]
+    axis = -1 if axis is None else axis
+    n = shape[axis]
+    return ["top_k", rng.choice((1, n, max(n // 2, 0), n + (rng.random() < 0.05))), axis, rng.randrange(2)]
+
+
+def _random_update(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    """`x.at[items].<method>(values)`, with or without `out_sharding=`: values a Python scalar or
+    an array broadcastable to the selection (replicated, sharded like it, or at random)."""
+    method = rng.choice(("set", "set", "add", "subtract", "multiply", "min", "max"))
+    picked = _random_index(rng, program, mesh, x)
+    items = picked[1]
+    out = _random_spec(rng, mesh, list(x.shape), dividing=rng.random() < 0.9) if rng.random() < 0.2 else None
+    if rng.random() < 0.35:
+        return ["at_update", method, items, rng.choice(("int", "float")), out]
+    try:
+        inputs = [typed_input(mesh, entry) for entry in program["inputs"]]
+        selected = index(x, index_items(items, inputs))
+    except (TypeRejected, ShapeError):
+        return ["at_update", method, items, "float", out]
+    value_shape = list(selected.shape)
+    if value_shape and rng.random() < 0.3:
+        value_shape = value_shape[rng.randrange(len(value_shape)) :]
+    if value_shape and rng.random() < 0.2:
+        value_shape[rng.randrange(len(value_shape))] = 1
+    values = _second(rng, program, mesh, value_shape)
+    k = rng.random()
+    if k < 0.5:
+        program["inputs"][values]["spec"] = []
+    elif k < 0.8 and len(value_shape) == selected.rank:
+        program["inputs"][values]["spec"] = _type_spec(selected)
+    return ["at_update", method, items, values, out]

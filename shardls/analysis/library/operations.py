@@ -16,7 +16,7 @@ from shardls.analysis.library.array_functions import einsum_labels
 from shardls.analysis.library.convert import dtype_of, sharding_of
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
 from shardls.analysis.shapes import IndexItem, Shape, array_operation, dot_shape, einsum_shape, index_shape
-from shardls.analysis.sharded.operations import typed_get
+from shardls.analysis.sharded.operations import typed_get, typed_update
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
@@ -136,7 +136,8 @@ def _update(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
     assert isinstance(method.base, IndexedV)
     array = method.base.array
     given = sharding_of(call.get(None, "out_sharding"))
-    return array if given is None else ArrayV(array.shape, array.dtype, given)
+    result = array if given is None else ArrayV(array.shape, array.dtype, given)
+    return typed_update(call, method.name, array, method.base.index, result)
 
 
 def _indexed(array: ArrayV, index: Value | slice) -> Shape | None:

@@ -6,13 +6,14 @@ one runs, a type is given only when both readings agree.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import UNREADABLE, Unreadable, apply, spec_argument, typed, untyped
 from shardls.analysis.sharded.registry import apply_call, calls, ints_argument
 from shardls.analysis.values import Const, Seq, TypedArray, Unknown, Value, as_int
 from shardls.core import PartitionSpec
-from shardls.core.typing import Index, ShapeError, TypeRejected, dynamic_slice, index, lax_slice
+from shardls.core.typing import Index, ShapeError, ShardedType, TypeRejected, dynamic_slice, index, lax_slice
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator, Frame
@@ -33,7 +34,7 @@ def typed_subscript(
     x = typed(base)
     if x is None:
         return result
-    read = _index_entries(index_value, x)
+    read = index_entries(index_value, x)
     if read is None:
         return untyped(result) or result
     return _indexed(evaluator, frame, node, x, read, None, result)
@@ -46,7 +47,7 @@ def typed_get(
     x = typed(array)
     if x is None or index_value is None:
         return untyped(result)
-    read = _index_entries(index_value, x)
+    read = index_entries(index_value, x)
     out = spec_argument(call.get(None, "out_sharding"))
     if read is None or out is UNREADABLE or set(call.kwargs) - {"out_sharding"}:
         return untyped(result)
@@ -65,7 +66,9 @@ def _indexed(
     entries, arrays = read
     operands = [x, *arrays]
     tracing = evaluator.tracing
-    if tracing is None and _outcome(x, entries, out, True) != _outcome(x, entries, out, False):
+    if tracing is None and depends_on_tracing(
+        lambda concrete: index(x.type, entries, concrete=concrete, out_sharding=out)
+    ):
         return untyped(result) or Unknown("indexing whose sharding depends on whether it is traced")
     concrete = not tracing
     typed_result = apply(
@@ -80,10 +83,16 @@ def _indexed(
     return typed_result if typed_result is not None else Unknown("indexing rejected by JAX")
 
 
-def _outcome(x: TypedArray, entries: tuple[Index, ...], out: PartitionSpec | None, concrete: bool) -> object:
-    """What JAX does with the index, eagerly or traced: the type, or the code it rejects it with."""
+def depends_on_tracing(rule: Callable[[bool], ShardedType]) -> bool:
+    """Whether JAX's answer differs between eager code (`rule(True)`, concrete operands) and
+    traced code (`rule(False)`)."""
+    return _outcome(lambda: rule(True)) != _outcome(lambda: rule(False))
+
+
+def _outcome(rule: Callable[[], ShardedType]) -> object:
+    """What JAX does: the type, or the code it rejects the operation with."""
     try:
-        return index(x.type, entries, concrete=concrete, out_sharding=out)
+        return rule()
     except TypeRejected as rejected:
         return rejected.problem.code
     except ShapeError as error:
@@ -92,7 +101,7 @@ def _outcome(x: TypedArray, entries: tuple[Index, ...], out: PartitionSpec | Non
         return None
 
 
-def _index_entries(value: Value | slice, x: TypedArray) -> tuple[tuple[Index, ...], list[TypedArray]] | None:
+def index_entries(value: Value | slice, x: TypedArray) -> tuple[tuple[Index, ...], list[TypedArray]] | None:
     """The index as the core reads it, and the typed index arrays in it; None when some entry is
     not known."""
     entries = value.items if isinstance(value, Seq) and not value.is_list else (value,)

@@ -9,6 +9,7 @@ from shardls.analysis.sharded import contraction, layers, placement, reduction
 from shardls.analysis.sharded.elementwise import typed_binop
 from shardls.analysis.sharded.indexing import typed_get, typed_subscript
 from shardls.analysis.sharded.registry import has_call_rule, has_method, typed_call, typed_method
+from shardls.analysis.sharded.scatter import typed_update
 from shardls.analysis.sharded.shaping import typed_attribute
 
 RULE_MODULES = (contraction, layers, placement, reduction)
@@ -24,4 +25,5 @@ __all__ = [
     "typed_get",
     "typed_method",
     "typed_subscript",
+    "typed_update",
 ]

@@ -22,13 +22,16 @@ from shardls.core.typing.elementwise import (
 )
 from shardls.core.typing.errors import ShapeError, TypeRejected
 from shardls.core.typing.index_entries import Index
-from shardls.core.typing.indexing import index, take
+from shardls.core.typing.indexing import index
 from shardls.core.typing.permute import expand_dims, moveaxis, squeeze, swapaxes, transpose
 from shardls.core.typing.placement import astype, full_like, reshard
 from shardls.core.typing.reductions import CUMULATIVE, REDUCTIONS, arg_reduce, cumulative, reduce
 from shardls.core.typing.reshape import reshape
+from shardls.core.typing.scatter import UPDATES, scatter
 from shardls.core.typing.slicing import dynamic_slice, lax_slice
+from shardls.core.typing.sorting import argsort, sort, top_k
 from shardls.core.typing.split import array_split, lax_split, split
+from shardls.core.typing.take import take, take_along_axis
 from shardls.core.typing.types import ShardedType, placed, type_of_layout
 
 __all__ = [
@@ -38,11 +41,13 @@ __all__ = [
     "Index",
     "REDUCTIONS",
     "UNARY_OPS",
+    "UPDATES",
     "ShapeError",
     "ShardedType",
     "TypeRejected",
     "activation",
     "arg_reduce",
+    "argsort",
     "array_split",
     "astype",
     "binary",
@@ -67,12 +72,16 @@ __all__ = [
     "reshape",
     "reshard",
     "scalar",
+    "scatter",
     "select",
+    "sort",
     "split",
     "squeeze",
     "stack",
     "swapaxes",
     "take",
+    "take_along_axis",
+    "top_k",
     "transpose",
     "type_of_layout",
     "unary",

@@ -18,6 +18,7 @@ from shardls.core.typing.errors import (
     SHARDING_TYPE_ERROR,
     VALUE_ERROR,
     ShapeError,
+    TypeRejected,
     reject,
 )
 from shardls.core.typing.index_entries import INDEX_ERROR, Entry, is_scalar
@@ -29,7 +30,7 @@ from shardls.core.typing.types import DimAxes, ShardedType, SpecAxes, format_typ
 
 
 @dataclass
-class _GatherPlan:
+class GatherPlan:
     """What `_index_to_gather` computes, as far as types need it."""
 
     out_shape: list[int]
@@ -56,12 +57,12 @@ def _broadcast(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _plan(x: ShardedType, entries: list[Entry]) -> _GatherPlan:
+def plan_gather(x: ShardedType, entries: list[Entry]) -> GatherPlan:
     """`_index_to_gather`, step for step, keeping shapes and specs only."""
     group = _advanced(entries)
     group_shape, group_specs = _group_type(x, group)
     group_at = _group_position(entries, group)
-    plan = _GatherPlan([], [], [], [], [], (), (), [])
+    plan = GatherPlan([], [], [], [], [], (), (), [])
     indices_shape: list[int] = []
     pieces: list[tuple[int, SpecAxes]] = []
     """Where each piece of the gather indices starts, and its spec (each is broadcast to the
@@ -151,7 +152,7 @@ def _group_type(x: ShardedType, group: list[Entry]) -> tuple[tuple[int, ...], li
         specs = [a.spec for a in arrays]
     else:
         _, spec = broadcast_shardings(arrays)
-        _check_unique(x, spec)
+        check_unique_axes(x, spec)
         specs = [broadcast_to(a, shape, spec).spec for a in arrays]
     return shape, specs
 
@@ -170,14 +171,14 @@ def gather(x: ShardedType, entries: list[Entry], out_sharding: PartitionSpec | N
     With `out_sharding`, JAX runs all of it under `auto_axes`: the operand and the index arrays
     lose their Explicit axes (so no sharding rule can refuse), and the result takes the spec."""
     if out_sharding is not None:
-        x = _unsharded(x)
+        x = unsharded(x)
         entries = [
-            replace(e, index=_unsharded(e.index)) if isinstance(e.index, ShardedType) else e for e in entries
+            replace(e, index=unsharded(e.index)) if isinstance(e.index, ShardedType) else e for e in entries
         ]
-    plan = _plan(x, entries)
+    plan = plan_gather(x, entries)
     shape = tuple(plan.slice_shape)
     slice_spec = tuple(plan.slice_spec)
-    _check_unique(x, slice_spec)
+    check_unique_axes(x, slice_spec)
     gathers = 0 not in shape and plan.indices_shape[-1] > 0
     if gathers:
         _check_slice_sizes(x, plan)
@@ -190,12 +191,12 @@ def gather(x: ShardedType, entries: list[Entry], out_sharding: PartitionSpec | N
     return expand_dims(y, plan.newaxis) if plan.newaxis else y
 
 
-def _unsharded(t: ShardedType) -> ShardedType:
+def unsharded(t: ShardedType) -> ShardedType:
     """The type inside `auto_axes`: no Explicit axis left (unreduced/reduced ones with them)."""
     return ShardedType(t.shape, t.dtype, t.mesh, ((),) * t.rank, weak_type=t.weak_type)
 
 
-def _check_slice_sizes(x: ShardedType, plan: _GatherPlan) -> None:
+def _check_slice_sizes(x: ShardedType, plan: GatherPlan) -> None:
     """The gather's shape rule: no slice larger than its dimension (an index into an empty one)."""
     for d, size in plan.taken_dims:
         if size > x.shape[d]:
@@ -205,7 +206,7 @@ def _check_slice_sizes(x: ShardedType, plan: _GatherPlan) -> None:
             )
 
 
-def _check_unique(x: ShardedType, spec: SpecAxes) -> None:
+def check_unique_axes(x: ShardedType, spec: SpecAxes) -> None:
     """The expected slice sharding (`canonicalize_sharding`) is built before the gather."""
     seen: set[str] = set()
     for axes in spec:
@@ -222,20 +223,25 @@ def _check_unique(x: ShardedType, spec: SpecAxes) -> None:
             seen.add(a)
 
 
-def _gather_rule(x: ShardedType, plan: _GatherPlan) -> ShardedType:
+def _gather_rule(x: ShardedType, plan: GatherPlan) -> ShardedType:
     """`_gather_sharding_rule`: every dimension indexed into is taken whole or unsharded, and the
     index array is replicated; otherwise JAX asks for `out_sharding`."""
     whole_or_unsharded = all(size == x.shape[d] or not x.spec[d] for d, size in plan.taken_dims)
     indices_replicated = not any(plan.indices_spec)
     if not (whole_or_unsharded and indices_replicated) and (any(x.spec) or any(plan.indices_spec)):
-        operand = format_type(x.dtype.name, x.shape, x.spec, x.mesh, x.unreduced, x.reduced)
-        indices = format_type("int32", plan.indices_shape, plan.indices_spec, x.mesh)
-        raise reject(
-            "SH308",
-            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing "
-            "as out sharding could not be resolved unambiguously (or would require collectives on "
-            f"inputs). Got operand=ShapedArray({operand}), indices=ShapedArray({indices})",
-            SHARDING_TYPE_ERROR,
-            operation="gather",
-        )
+        raise gather_needs_out_sharding(x, ShardedType(plan.indices_shape, INT32, x.mesh, plan.indices_spec))
     return result("gather", [x], tuple(plan.out_shape), x.dtype, tuple(plan.out_spec), weak_type=x.weak_type)
+
+
+def gather_needs_out_sharding(x: ShardedType, indices: ShardedType) -> TypeRejected:
+    """`_gather_sharding_rule`'s error: no output sharding follows from the operand and indices."""
+    operand = format_type(x.dtype.name, x.shape, x.spec, x.mesh, x.unreduced, x.reduced)
+    index_type = format_type(indices.dtype.name, indices.shape, indices.spec, x.mesh)
+    return reject(
+        "SH308",
+        "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing "
+        "as out sharding could not be resolved unambiguously (or would require collectives on "
+        f"inputs). Got operand=ShapedArray({operand}), indices=ShapedArray({index_type})",
+        SHARDING_TYPE_ERROR,
+        operation="gather",
+    )

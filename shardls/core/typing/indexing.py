@@ -1,4 +1,4 @@
-"""Indexing: `x[...]`, `x.at[...].get(out_sharding=)` and `jnp.take`.
+"""Indexing: `x[...]` and `x.at[...].get(out_sharding=)` (`jnp.take` is in take.py).
 
 jnp's `rewriting_take` tries three lowerings in turn, and which one runs decides the sharding:
 
@@ -17,11 +17,11 @@ the same `x[0:4]` is a slice inside `jit` and a gather eagerly.
 from __future__ import annotations
 
 from shardls.core.spec import PartitionSpec
-from shardls.core.typing.errors import VALUE_ERROR, ShapeError
+from shardls.core.typing.boolean_mask import check_boolean_indices
+from shardls.core.typing.errors import ShapeError
 from shardls.core.typing.gather import gather
 from shardls.core.typing.index_entries import INDEX_ERROR, Entry, Index, is_scalar, parse_index
 from shardls.core.typing.permute import expand_dims, squeeze
-from shardls.core.typing.reshape import reshape
 from shardls.core.typing.results import check_sharding
 from shardls.core.typing.slicing import dynamic_slice, lax_slice
 from shardls.core.typing.types import ShardedType
@@ -41,6 +41,7 @@ def index(
     (a static slice ignores it, as JAX does)."""
     if out_sharding is not None:
         check_sharding(x.mesh, out_sharding, x.dtype)
+    check_boolean_indices(indices, concrete=concrete)
     entries = parse_index(x, indices)
     refused = concrete and x.mesh.size != 1 and _partial(x, entries)
     if not refused:
@@ -169,17 +170,3 @@ def _dynamic(x: ShardedType, entries: list[Entry]) -> ShardedType:
                 sizes.append(max(0, stop - first))
     y = x if trivial else dynamic_slice(x, sizes)
     return _finish(y, squeezed, newaxis)
-
-
-def take(x: ShardedType, indices: ShardedType, axis: int | None = None) -> ShardedType:
-    """`jnp.take(x, indices, axis)`: always a gather (never a slice, even for a scalar index), of
-    the same rule as `x[:, ..., indices]`; `axis=None` flattens `x` first (a reshape)."""
-    if axis is None:
-        x = reshape(x, (x.size,))
-        axis = 0
-    if not -x.rank <= axis < x.rank:
-        raise ShapeError(f"axis {axis} is out of bounds for array of dimension {x.rank}", VALUE_ERROR)
-    dim = axis % x.rank
-    where: list[Index] = [slice(None)] * dim
-    where.append(indices)
-    return gather(x, parse_index(x, where), None)
