@@ -39,6 +39,9 @@ class ShardedType:
     unreduced: frozenset[str] = frozenset()
     reduced: frozenset[str] = frozenset()
     weak_type: bool = False
+    varying: frozenset[str] = frozenset()
+    """Inside a `shard_map` body: the Manual axes along which the value may differ from device to
+    device (JAX's vma, printed `{V:X}`). Empty everywhere else."""
 
     @property
     def rank(self) -> int:
@@ -55,7 +58,7 @@ class ShardedType:
         weak type)."""
         weak = "~" if self.weak_type else ""
         return weak + format_type(
-            self.dtype.name, self.shape, self.spec, self.mesh, self.unreduced, self.reduced
+            self.dtype.name, self.shape, self.spec, self.mesh, self.unreduced, self.reduced, self.varying
         )
 
     @property
@@ -107,8 +110,10 @@ def format_type(
     mesh: Mesh,
     unreduced: frozenset[str] = frozenset(),
     reduced: frozenset[str] = frozenset(),
+    varying: frozenset[str] = frozenset(),
 ) -> str:
-    """`core.str_short_aval`: dims as `n`, `n@X` or `n@(X,Y)`, then `{U:..., R:...}` in mesh order."""
+    """`core.str_short_aval`: dims as `n`, `n@X` or `n@(X,Y)`, then `{V:..., U:..., R:...}` in mesh
+    order."""
     dims = []
     for n, axes in zip(shape, spec, strict=True):
         if not axes:
@@ -118,7 +123,9 @@ def format_type(
         else:
             dims.append(f"{n}@({','.join(axes)})")
     marks = [
-        f"{prefix}:{_axes_text(mesh, axes)}" for prefix, axes in (("U", unreduced), ("R", reduced)) if axes
+        f"{prefix}:{_axes_text(mesh, axes)}"
+        for prefix, axes in (("V", varying), ("U", unreduced), ("R", reduced))
+        if axes
     ]
     suffix = "{" + ", ".join(marks) + "}" if marks else ""
     return f"{dtype}[{','.join(dims)}]{suffix}"
