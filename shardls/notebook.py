@@ -98,7 +98,14 @@ def _python_lines(source: str) -> list[str]:
     lines = list(source_lines(source.removesuffix("\n").removesuffix("\r")))
     if lines[0].startswith("%%"):
         return [_commented(text) if text.strip() else text for text in lines]
-    return [_python_line(text) for text in lines]
+    python: list[str] = []
+    continued = False
+    for text in lines:
+        # IPython joins a magic or shell line ending in `\` with the next one (`!git clone \`).
+        converted = _commented(text) if continued and text.strip() else _python_line(text)
+        python.append(converted)
+        continued = (continued or converted != text) and text.rstrip().endswith("\\")
+    return python
 
 
 def _python_line(text: str) -> str:
