@@ -59,8 +59,17 @@ class ParsedSource:
         for seg in self.segments:
             if seg.error is not None:
                 line = seg.repaired_lines[0] if seg.repaired_lines else seg.first_line
-                found.append((line, seg.error))
+                found.append((line, _in_file_lines(seg.error, seg)))
         return found
+
+
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+
+
+def _in_file_lines(message: str, segment: Segment) -> str:
+    """Python's message counts lines from the segment that was parsed (`detected at line 10`,
+    `after 'if' statement on line 3`); the user counts them from the top of the file."""
+    return _LINE_REFERENCE.sub(lambda m: f"line {segment.abs_line(int(m.group(1))) + 1}", message)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,20 @@ def test_magics_and_shell_lines_inside_blocks_are_valid() -> None:
     assert found == []
 
 
+def test_a_shell_line_continued_with_a_backslash_is_one_command() -> None:
+    """big_vision's PaliGemma notebook: `!git clone ...` ending in a backslash, the URL on the next, indented line."""
+    found = diagnostics_of(
+        "import os\nif not os.path.exists('big_vision_repo'):\n"
+        "  !git clone --quiet --branch=main --depth=1 \\\n"
+        "     https://github.com/google-research/big_vision big_vision_repo\n"
+        "x = 1\n",
+        "files = !ls \\\n   -la\n%time \\\n   f()\n",
+    )
+    assert found == []
+    notebook = join_cells([(1, "if True:\n  !echo a \\\n     b\n  y = 2 \\\n     + 1\n")])
+    assert notebook.text.splitlines()[2:] == ["     #", "  y = 2 \\", "     + 1"]
+
+
 def test_a_magic_assignment_has_an_unknown_value_not_a_made_up_one() -> None:
     notebook = join_cells([(1, "x = %pwd\n")])
     assert notebook.text == "x = ...#pwd"
@@ -52,3 +66,23 @@ def test_python_3_12_syntax_says_which_python_shardls_parses_with(source: str) -
 def test_a_real_syntax_error_gets_no_note() -> None:
     analysis = Analyzer().analyze("/virtual/bad.py", "x = (1,\ny = 2\n")
     assert analysis.diagnostics and "3.12" not in analysis.diagnostics[0].message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import jax\n\n\nx = 1\n\n\ns = 'never closed\n" + "pass\n" * 5,
+        "import jax\n\n\nx = 1\n\n\nclass Test:\n\n# a comment\ndef f():\n    pass\n",
+    ],
+)
+def test_a_syntax_error_counts_lines_from_the_top_of_the_file(source: str) -> None:
+    """Python counts from the statement shardls parsed (big_vision: "detected at line 10" for
+    line 39); the message must count as the user does."""
+    (diagnostic,) = Analyzer().analyze("/virtual/bad.py", source).diagnostics
+    try:
+        compile(source, "bad.py", "exec")
+    except SyntaxError as error:
+        assert f"syntax error: {error.msg};" in diagnostic.message
+        assert "line 7" in error.msg
+    else:
+        raise AssertionError("the source must not compile")
