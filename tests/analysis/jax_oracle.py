@@ -223,6 +223,9 @@ def _describe(value: Any) -> dict[str, Any]:
         return {"kind": "module", "params": params}
     if isinstance(value, nnx.Variable):
         return _describe(value.get_value())
+    if isinstance(value, jax.core.Tracer) and isinstance(getattr(value, "primal", None), jax.Array):
+        # Under `jax.grad` outside jit the primal is a real, sharded array.
+        return _describe(value.primal)
     if isinstance(value, jax.core.Tracer):
         # Inside a shard_map body the traced value *is* one device's block.
         return {"kind": "traced", "shape": list(value.shape)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.convert import shape_of
 from shardls.analysis.library.registry import calls, methods
 from shardls.analysis.shapes import broadcast
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Seq, Unknown, Value, as_int
@@ -290,6 +291,16 @@ def _expand_dims(call: CallArgs) -> Value | None:
     return ArrayV(
         tuple(Const(1) if i in axes else next(rest) for i in range(len(array.shape) + count)), array.dtype
     )
+
+
+@calls("jax.numpy.broadcast_to", "numpy.broadcast_to")
+def _broadcast_to(call: CallArgs) -> Value | None:
+    """`jnp.broadcast_to(x, shape)`: exactly `shape` (JAX raises when `x` does not broadcast)."""
+    shape = shape_of(call.get(1, "shape"))
+    if shape is None:
+        return None
+    array = call.get(0, "array")
+    return ArrayV(shape, array.dtype if isinstance(array, ArrayV) else None)
 
 
 @calls("jax.numpy.where", "numpy.where")

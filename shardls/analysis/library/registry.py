@@ -73,6 +73,7 @@ def tables() -> tuple[
         array_functions,
         arrays,
         builtins_,
+        differentiation,
         meshes,
         nnx,
         operations,

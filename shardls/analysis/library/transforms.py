@@ -10,6 +10,7 @@ shard_map recognizer computes it where the context is known.
 from __future__ import annotations
 
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
 
@@ -45,6 +46,8 @@ def _wrap(call: CallArgs) -> Value | None:
 def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     wrapped = method.base
     assert isinstance(wrapped, TransformedV)
+    if wrapped.api in PASS_THROUGH and method.name == "__call__":
+        return call_transformed(call, wrapped)
     if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
         return None
     evaluator = call.evaluator

@@ -10,6 +10,13 @@ def load() -> None:
     global _loaded
     if _loaded:
         return
-    from shardls.analysis.recognizers import jit, meshes, nnx, placement, shard_map  # noqa: F401
+    from shardls.analysis.recognizers import (  # noqa: F401
+        jit,
+        meshes,
+        nnx,
+        placement,
+        shard_map,
+        transformed_calls,
+    )
 
     _loaded = True
