@@ -31,6 +31,8 @@ from shardls.analysis.recognizers.wrapped import (
     positional_arguments,
     quiet_mesh,
 )
+from shardls.analysis.sharded.manual import inside_mesh, typed_block, typed_output
+from shardls.analysis.sharded.propagate import typed
 from shardls.analysis.sites import SiteBuilder, recognizes, shape_reason
 from shardls.analysis.values import (
     ArrayV,
@@ -48,7 +50,6 @@ from shardls.analysis.values import (
 from shardls.analysis.walker import Context, MeshContext, Visit
 from shardls.core import (
     FLOAT32,
-    AxisType,
     Mesh,
     Problem,
     Severity,
@@ -57,6 +58,7 @@ from shardls.core import (
     resolve_mesh,
 )
 from shardls.core.spec import entry_axes
+from shardls.core.typing import TypeRejected
 
 SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map")
 _USAGE = UsageContext.SHARD_MAP
@@ -80,17 +82,16 @@ def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[
     mesh is the shard_map's with the manual axes typed Manual (as `get_abstract_mesh()` shows
     there, so `with_sharding_constraint` may only name the other, Auto, axes)."""
     context = site.visit.context
-    mesh_value = _mesh_value(app, context)
-    if mesh_value is None:
-        return _blocks(app, _input_pairs(app, site), None), context
-    mesh = resolve_mesh(mesh_value.mesh, mesh_value.device_count or _device_count(evaluator))[0]
+    meshes = _meshes(evaluator, app, context)
+    if meshes is None:
+        return _blocks(app, _input_pairs(app, site), None, None)[0], context
+    mesh, inside = meshes
     line = app.visit.frame.line_of(app.visit.call) + 1
-    inside = MeshContext(
-        _manual_mesh(mesh_value, _manual_axes(app)),
-        f"inside the shard_map of {app.name} at line {line}",
-        app.visit.frame.span(app.visit.call),
+    body_mesh = MeshContext(
+        inside, f"inside the shard_map of {app.name} at line {line}", app.visit.frame.span(app.visit.call)
     )
-    return _blocks(app, _input_pairs(app, site), mesh), replace(context, meshes=(*context.meshes, inside))
+    blocks = _blocks(app, _input_pairs(app, site), mesh.mesh, (mesh, inside))[0]
+    return blocks, replace(context, meshes=(*context.meshes, body_mesh))
 
 
 # -- at a call: blocks, output, mesh -------------------------------------------------------------
@@ -105,10 +106,40 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     for pair in pairs:
         span = pair_span(visit.frame, pair, call_span)
         _place(builder, app, visit, SiteKind.SHARD_MAP_IN, _at_call(pair), pair.value, span, mesh)
-    result = body_result(builder.evaluator, app, _blocks(app, pairs, resolved))
+    meshes = _meshes(builder.evaluator, app, visit.context) if resolved is not None else None
+    blocks, rejected = _blocks(app, pairs, resolved, meshes)
+    for pair, refused in rejected:
+        _reject(builder, pair_span(visit.frame, pair, call_span), refused, pair.value)
+    result = _body_result(builder.evaluator, app, blocks, meshes)
     for pair in output_pairs(app.get("out_specs"), app.node("out_specs"), result, site, f"{app.name}(...)"):
         global_ = _global_output(resolved, pair)
+        if meshes is not None and isinstance(pair.spec, SpecV):
+            global_, rejection = typed_output(
+                pair.value, global_, pair.spec.spec, meshes[0], _check_vma(app), app.name
+            )
+            if rejection is not None:
+                _reject(builder, call_span, rejection, pair.value)
         _place(builder, app, visit, SiteKind.SHARD_MAP_OUT, _at_call(pair), global_, call_span, mesh)
+
+
+def _body_result(
+    evaluator: Evaluator, app: Application, blocks: dict[str, Value], meshes: tuple[MeshV, MeshV] | None
+) -> Value:
+    """What the body returns, evaluated with the body's mesh as the context mesh (what an array
+    it creates is placed on)."""
+    outside = evaluator.context_mesh
+    evaluator.context_mesh = meshes[1] if meshes is not None else outside
+    try:
+        return body_result(evaluator, app, blocks)
+    finally:
+        evaluator.context_mesh = outside
+
+
+def _reject(builder: SiteBuilder, span: Span, rejection: TypeRejected, value: Value | None) -> None:
+    """A trace-time rejection of the call: an error only when the types behind it rest on no
+    assumption."""
+    found = typed(value)
+    builder.report(span, rejection.problem, assumed=found.assumptions if found is not None else ())
 
 
 def _at_call(pair: Pair) -> Pair:
@@ -257,10 +288,33 @@ def _compiler_axes(app: Application, mesh: MeshFact | None) -> tuple[str, ...]:
     return (f"out_specs lay out only the manual axes; the output may also be split over {', '.join(others)}",)
 
 
-def _blocks(app: Application, pairs: list[Pair], mesh: Mesh | None) -> dict[str, Value]:
-    """The value of each parameter inside the function: its argument's block."""
-    blocks = {pair.label: _block(pair, mesh) for pair in pairs}
-    return {name: blocks.get(name, Unknown(f"block of {name} in shard_map")) for name in app.parameters}
+def _blocks(
+    app: Application, pairs: list[Pair], mesh: Mesh | None, meshes: tuple[MeshV, MeshV] | None
+) -> tuple[dict[str, Value], list[tuple[Pair, TypeRejected]]]:
+    """The value of each parameter inside the function: its argument's block on `mesh`, typed
+    when the argument's type is known (`meshes`: the call's mesh and the body's, when the code
+    states them); and the arguments JAX refuses for their in_specs."""
+    blocks: dict[str, Value] = {}
+    rejected: list[tuple[Pair, TypeRejected]] = []
+    inferred = "in_specs" not in app.arguments
+    for pair in pairs:
+        value = _block(pair, mesh)
+        if meshes is not None and isinstance(value, ArrayV) and isinstance(pair.spec, SpecV):
+            spec = None if inferred else pair.spec.spec
+            value, rejection = typed_block(pair.value, value, spec, meshes[1], _check_vma(app), app.name)
+            if rejection is not None:
+                rejected.append((pair, rejection))
+        blocks[pair.label] = value
+    values = {name: blocks.get(name, Unknown(f"block of {name} in shard_map")) for name in app.parameters}
+    return values, rejected
+
+
+def _check_vma(app: Application) -> bool | None:
+    """`check_vma=` (`check_rep=` in the legacy API), True when absent; None when unknown."""
+    value = app.get("check_vma") if "check_vma" in app.arguments else app.get("check_rep")
+    if value is None:
+        return True
+    return value.value if isinstance(value, Const) and isinstance(value.value, bool) else None
 
 
 def _block(pair: Pair, mesh: Mesh | None) -> Value:
@@ -303,6 +357,15 @@ def _int_dims(array: ArrayV | None) -> tuple[int, ...] | None:
 # -- meshes and manual axes --------------------------------------------------------------------------
 
 
+def _meshes(evaluator: Evaluator, app: Application, context: Context) -> tuple[MeshV, MeshV] | None:
+    """The call's mesh (sizes resolved) and the body's (the manual axes Manual), when known."""
+    mesh_value = _mesh_value(app, context)
+    if mesh_value is None:
+        return None
+    mesh = resolve_mesh(mesh_value.mesh, mesh_value.device_count or _device_count(evaluator))[0]
+    return replace(mesh_value, mesh=mesh), inside_mesh(mesh_value, mesh, _manual_axes(app))
+
+
 def _mesh_value(app: Application, context: Context) -> MeshV | None:
     """The mesh JAX uses for a call in `context`, when the analysis knows it."""
     declared = app.get("mesh")
@@ -310,15 +373,6 @@ def _mesh_value(app: Application, context: Context) -> MeshV | None:
         return declared
     current = context.mesh
     return current.mesh if current is not None and not current.legacy and declared is None else None
-
-
-def _manual_mesh(value: MeshV, manual: frozenset[str] | None) -> MeshV:
-    mesh = value.mesh
-    types = tuple(
-        AxisType.MANUAL if manual is None or name in manual else kind
-        for name, kind in zip(mesh.axis_names, mesh.axis_types)
-    )
-    return replace(value, mesh=replace(mesh, axis_types=types))
 
 
 def _device_count(evaluator: Evaluator) -> int | None:

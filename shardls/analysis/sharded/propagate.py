@@ -19,6 +19,7 @@ from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, TypedArray, Value, as_int
 from shardls.core import AxisType, DType, Layout, Mesh, PartitionSpec
 from shardls.core.typing import ShapeError, ShardedType, TypeRejected, placed, scalar
+from shardls.core.typing.manual import combine
 from shardls.core.typing.promotion import FLOAT32, INT32
 
 if TYPE_CHECKING:
@@ -44,8 +45,10 @@ def typed(value: Value | None) -> TypedArray | None:
 
 
 def has_explicit_axis(mesh: Mesh) -> bool:
-    """Whether arrays on `mesh` can have a sharded type: it has an Explicit axis, and sizes."""
-    return AxisType.EXPLICIT in mesh.axis_types and mesh.is_resolved
+    """Whether arrays on `mesh` can have a sharded type: it has an Explicit axis (or a Manual one,
+    inside a shard_map body), and sizes."""
+    types = mesh.axis_types
+    return (AxisType.EXPLICIT in types or AxisType.MANUAL in types) and mesh.is_resolved
 
 
 def operand(value: Value, like: TypedArray) -> ShardedType | None:
@@ -74,13 +77,19 @@ def apply(
     operands: Sequence[TypedArray],
     rule: Rule,
     base: Value | None,
+    *,
+    collective: bool = False,
 ) -> Value | None:
     """The result of `rule` as a value (`base`, the interpreter's own result, with the type), or
-    `base` untyped when JAX rejects the operation (recorded) or the call is malformed."""
+    `base` untyped when JAX rejects the operation (recorded) or the call is malformed. Inside a
+    shard_map body the result varies along every Manual axis an operand varies along, except
+    for a `collective`, whose rule says which."""
     if _compiled_eagerly_uncertain(evaluator, operands[0].mesh):
         return untyped(base)
     try:
         result = rule()
+        if not collective:
+            result = combine(result, [o.type for o in operands])
     except TypeRejected as rejected:
         _record(evaluator, frame, node, operation, None, operands, rejected)
         return untyped(base)

@@ -121,9 +121,22 @@ class TypingPass:
             found = _read_names(value) if value is not None else set()
             reads_typed = any(w not in _MAKERS and self._typable(w, frame.scope, 0) for w in found)
             makes = not found.isdisjoint(_MAKERS) and not _only_places(stmt)
-            words = _ANY if reads_typed or makes else frozenset(found)
+            words = _ANY if reads_typed or makes else frozenset(self._reached(found, frame.scope))
             self._words[key] = words
         return words is _ANY or any(_typed(frame.locals.get(w, _NOTHING)) is not None for w in words)
+
+    def _reached(self, names: set[str], scope: Scope) -> set[str]:
+        """`names` and every name the function's own assignments to them read, transitively: a
+        statement of a body that reads `s = b * 2`, `b = a + 1` depends on the parameter `a`."""
+        reached = set(names)
+        pending = list(names)
+        while pending and len(reached) < _MAX_CHAIN * 8:
+            for binding in scope.bindings.get(pending.pop(), ()):
+                if binding.value is not None and binding.kind in _ASSIGNING:
+                    new = _read_names(binding.value) - reached
+                    reached |= new
+                    pending.extend(new)
+        return reached
 
     def _typable(self, name: str, scope: Scope, depth: int) -> bool:
         """Whether some binding of `name` (in `scope` or around it) may bind a typed array, from

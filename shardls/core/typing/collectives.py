@@ -6,7 +6,7 @@ Checked against JAX 0.10 (tests/core/test_manual_types.py):
 - `psum`/`pmax`/`pmin`/`pmean` over axes reduce along them: the result no longer varies there
   (a value that did not vary there is summed with itself, and stays invariant). `psum`,
   `pmean`, `psum_scatter` and `pcast` need the value to vary along all of their axes or none
-  (SH318).
+  (SH332).
 - `all_gather`, `psum_scatter`, `ppermute`, `all_to_all` and `pcast(..., to='varying')` leave a
   value that varies along their axes (an invariant operand is cast with `pvary` first).
 - `axis_index(axes)` is an `int32[]` that varies along `axes`.
@@ -66,7 +66,7 @@ def _one_state(x: ShardedType, axes: Sequence[str], name: str) -> None:
     if len(states) > 1:
         shown = "{" + ", ".join(repr(s) for s in sorted(states)) + "}"
         raise reject(
-            "SH318",
+            "SH332",
             f"{name} can only accept axis_name which corresponds to one of varying, unreduced, "
             f"reduced or invarying state of the input. Got input type: {x.jax_type}, axes: "
             f"{tuple(axes)!r} and input state: {shown}",

@@ -60,7 +60,7 @@ def block(
 ) -> ShardedType:
     """The type of one argument inside the body, on `inside` (`manual_mesh` of the call's mesh).
 
-    Raises TypeRejected (SH313) where JAX refuses the argument for an in_spec that differs from
+    Raises TypeRejected (SH330) where JAX refuses the argument for an in_spec that differs from
     its type, or SH310 where the block no longer divides by the argument's other Explicit axes;
     and ShapeError where the spec does not fit (too long, not dividing, naming an axis that is
     not manual: the shard_map site reports those with the layout's own codes)."""
@@ -105,7 +105,7 @@ def _check_matches_type(arg: ShardedType, spec: PartitionSpec, inside: Mesh, fun
     if wanted == arg.spec:
         return
     raise reject(
-        "SH313",
+        "SH330",
         f"in_specs passed to shard_map: {_spec_text(wanted)} does not match the specs of the input: "
         f"{_spec_text(arg.spec)} for arg: {arg.jax_type}. `in_specs` is an optional argument so you "
         "can omit specifying it and shard_map will infer the in_specs from the arguments. If you want "
@@ -152,7 +152,7 @@ def output(
     """The global type of one output: the block times out_specs' axes (manual axes first in a
     dimension, then the body's own Explicit axes), on the mesh outside the call.
 
-    Raises TypeRejected (SH314) when the body's output varies along an axis out_specs leave
+    Raises TypeRejected (SH331) when the body's output varies along an axis out_specs leave
     out, and ShapeError for what is not modelled (unreduced outputs, too long specs)."""
     if body.unreduced or body.reduced or spec.unreduced or spec.reduced:
         raise ShapeError("unreduced or reduced shard_map outputs", NOT_MODELLED)
@@ -204,7 +204,7 @@ def _check_replicated(body: ShardedType, spec: PartitionSpec, named: frozenset[s
             f"replicated across mesh axis '{unmentioned[0]}', but could not infer replication over any axes"
         )
     raise reject(
-        "SH314",
+        "SH331",
         f"shard_map applied to the function '{function}' was given out_specs which require "
         "replication which can't be statically inferred given the mesh:\n\n"
         f"The mesh given has shape {mesh.axis_sizes} with corresponding axis names {mesh.axis_names}.\n\n"

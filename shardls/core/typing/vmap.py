@@ -39,8 +39,8 @@ def mapping(
     arguments: Sequence[tuple[ShardedType, int | None]], spmd_axis_name: tuple[str, ...] | None = None
 ) -> Mapping:
     """The mapping of a call with these (type, in_axis) arguments, or why JAX refuses it: mapped
-    dimensions split differently (SH315), an unmapped argument split over the mapped axes
-    (SH316), `spmd_axis_name` naming other axes than the split mapped dimension (SH317)."""
+    dimensions split differently (SH333), an unmapped argument split over the mapped axes
+    (SH334), `spmd_axis_name` naming other axes than the split mapped dimension (SH335)."""
     found: DimAxes | None = None
     size: int | None = None
     for t, in_axis in arguments:
@@ -53,7 +53,7 @@ def mapping(
         axes = t.spec[dim]
         if found is not None and axes != found:
             raise reject(
-                "SH315",
+                "SH333",
                 "Mapped away dimension of inputs passed to vmap should be sharded the same. Got "
                 f"inconsistent axis specs: {_axes_text(found)} vs {_axes_text(axes)}",
                 VALUE_ERROR,
@@ -66,14 +66,14 @@ def mapping(
             split = {a for dim in t.spec for a in dim}
             if in_axis is None and split & set(found):
                 raise reject(
-                    "SH316",
+                    "SH334",
                     "Unmapped values passed to vmap cannot be sharded along the mesh axis you are "
                     f"vmapping over. Got type: {short(t)}, in_axes: None and vmapped mesh axis: {found!r}",
                     VALUE_ERROR,
                 )
         if spmd_axis_name is not None and tuple(spmd_axis_name) != found:
             raise reject(
-                "SH317",
+                "SH335",
                 "Only one of spmd_axis_name or arrays sharded on `Explicit` mesh axis type is allowed. "
                 f"Got spmd_axis_name={tuple(spmd_axis_name)!r} and arrays sharded on "
                 f"explicit_mesh_axis={found!r}",

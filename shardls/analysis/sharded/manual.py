@@ -1,0 +1,196 @@
+"""Sharded types inside and out of `shard_map` bodies, and the collectives of those bodies.
+
+The shard_map recognizer asks `typed_block` for the value of each parameter inside the body (the
+argument's per-device block with the manual axes as its varying axes, `{V:X}`) and
+`typed_output` for the global type of each output; the collectives (`jax.lax.psum`, `all_gather`,
+`ppermute`, `axis_index`, ...) are rules of the registry like any operation. The rules are the
+core's (shardls/core/typing/manual.py, collectives.py); this module reads their arguments.
+Anything unread (an axis name from a variable, `axis_index_groups=`) means no type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shardls.analysis.sharded.propagate import apply, typed, untyped, with_type
+from shardls.analysis.sharded.registry import calls, flag_argument
+from shardls.analysis.values import ArrayV, Const, MeshV, Seq, TypedArray, Value, as_int, as_str
+from shardls.core import Mesh, PartitionSpec
+from shardls.core.typing import ShapeError, ShardedType, TypeRejected
+from shardls.core.typing.collectives import (
+    REDUCING,
+    all_gather,
+    all_to_all,
+    axis_index,
+    pcast_varying,
+    ppermute,
+    psum_scatter,
+)
+from shardls.core.typing.collectives import reduce as collective_reduce
+from shardls.core.typing.manual import block, inferred_in_spec, manual_mesh, output
+
+if TYPE_CHECKING:
+    from shardls.analysis.library import CallArgs
+
+LAX = "jax.lax."
+
+
+def inside_mesh(mesh: MeshV, resolved: Mesh, axis_names: frozenset[str] | None) -> MeshV:
+    """The context mesh inside the body: the call's mesh (with its sizes resolved) with the
+    manual axes typed Manual, so that the blocks and what the body creates share one mesh."""
+    return replace(mesh, mesh=manual_mesh(resolved, axis_names))
+
+
+def typed_block(
+    argument: ArrayV | None,
+    block_value: ArrayV,
+    spec: PartitionSpec | None,
+    inside: MeshV,
+    check_vma: bool | None,
+    function: str,
+) -> tuple[ArrayV, TypeRejected | None]:
+    """`block_value` (the argument's block, from its layout) with its type inside the body when
+    the argument's type is known; `spec` None means in_specs were omitted (inferred from the
+    type). The rejection, if JAX refuses the argument, is the caller's to report."""
+    arg = typed(argument)
+    if arg is None or check_vma is None or arg.type.mesh.axis_names != inside.mesh.axis_names:
+        return block_value, None
+    try:
+        in_spec = spec if spec is not None else inferred_in_spec(arg.type, inside.mesh)
+        t = block(
+            arg.type,
+            in_spec,
+            inside.mesh,
+            check_vma=check_vma,
+            infer_in_specs=spec is None,
+            function=function,
+        )
+    except TypeRejected as rejected:
+        return block_value, rejected
+    except ShapeError:
+        return block_value, None
+    result = TypedArray(t, inside, arg.sources, arg.assumptions)
+    return with_type(block_value, result), None
+
+
+def typed_output(
+    body: Value | None,
+    global_value: ArrayV | None,
+    spec: PartitionSpec,
+    outside: MeshV,
+    check_vma: bool | None,
+    function: str,
+) -> tuple[ArrayV | None, TypeRejected | None]:
+    """The output outside the call, with its global type when the body's output is typed; and
+    the rejection when JAX refuses out_specs for it."""
+    out = typed(body)
+    if out is None or check_vma is None or out.type.mesh.axis_names != outside.mesh.axis_names:
+        return global_value, None
+    try:
+        t = output(out.type, spec, outside.mesh, check_vma=check_vma, function=function)
+    except TypeRejected as rejected:
+        return global_value, rejected
+    except ShapeError:
+        return global_value, None
+    return with_type(global_value, TypedArray(t, outside, out.sources, out.assumptions)), None
+
+
+# -- collectives ---------------------------------------------------------------------------------
+
+
+def _axis_names(value: Value | None) -> tuple[str, ...] | None:
+    """An `axis_name` argument: one name or a tuple of names."""
+    single = as_str(value) if value is not None else None
+    if single is not None:
+        return (single,)
+    if isinstance(value, Seq):
+        names = [as_str(item) for item in value.items]
+        if all(n is not None for n in names):
+            return tuple(n for n in names if n is not None)
+    return None
+
+
+def _int(value: Value | None, default: int) -> int | None:
+    return default if value is None else as_int(value)
+
+
+def _collective(
+    call: CallArgs, base: Value | None, rule: Callable[[ShardedType, tuple[str, ...]], ShardedType]
+) -> Value | None:
+    x = typed(call.get(0, "x"))
+    axes = _axis_names(call.get(1, "axis_name"))
+    groups = call.get(None, "axis_index_groups")
+    if (
+        x is None
+        or axes is None
+        or not (groups is None or (isinstance(groups, Const) and groups.value is None))
+    ):
+        return untyped(base)
+    name = call.qualname.rsplit(".", 1)[-1]
+    return apply(
+        call.evaluator, call.frame, call.node, name, [x], lambda: rule(x.type, axes), base, collective=True
+    )
+
+
+@calls(*(LAX + name for name in REDUCING))
+def _reducing(call: CallArgs, base: Value | None) -> Value | None:
+    name = call.qualname.rsplit(".", 1)[-1]
+    return _collective(call, base, lambda t, axes: collective_reduce(name, t, axes))
+
+
+@calls(LAX + "ppermute")
+def _ppermute(call: CallArgs, base: Value | None) -> Value | None:
+    return _collective(call, base, ppermute)
+
+
+@calls(LAX + "pcast")
+def _pcast(call: CallArgs, base: Value | None) -> Value | None:
+    to = call.get(2, "to")
+    if to is None or as_str(to) != "varying":
+        return untyped(base)
+    return _collective(call, base, pcast_varying)
+
+
+@calls(LAX + "all_gather")
+def _all_gather(call: CallArgs, base: Value | None) -> Value | None:
+    axis = _int(call.get(None, "axis"), 0)
+    tiled = flag_argument(call.get(None, "tiled"))
+    if axis is None or tiled is None or call.get(None, "to") is not None:
+        return untyped(base)
+    return _collective(call, base, lambda t, axes: all_gather(t, axes, axis, tiled=tiled))
+
+
+@calls(LAX + "psum_scatter")
+def _psum_scatter(call: CallArgs, base: Value | None) -> Value | None:
+    dimension = _int(call.get(None, "scatter_dimension"), 0)
+    tiled = flag_argument(call.get(None, "tiled"))
+    if dimension is None or tiled is None:
+        return untyped(base)
+    return _collective(call, base, lambda t, axes: psum_scatter(t, axes, dimension, tiled=tiled))
+
+
+@calls(LAX + "all_to_all")
+def _all_to_all(call: CallArgs, base: Value | None) -> Value | None:
+    split_axis = _int(call.get(2, "split_axis"), -1)
+    concat_axis = _int(call.get(3, "concat_axis"), -1)
+    tiled = flag_argument(call.get(None, "tiled"))
+    if split_axis is None or concat_axis is None or split_axis < 0 or concat_axis < 0 or tiled is None:
+        return untyped(base)
+    return _collective(call, base, lambda t, axes: all_to_all(t, axes, split_axis, concat_axis, tiled=tiled))
+
+
+@calls(LAX + "axis_index")
+def _axis_index(call: CallArgs, base: Value | None) -> Value | None:
+    """`axis_index(axes)`: typed on the context mesh, when it is a shard_map body's."""
+    mesh = call.evaluator.context_mesh
+    axes = _axis_names(call.get(0, "axis_name"))
+    if mesh is None or axes is None:
+        return untyped(base)
+    try:
+        t = axis_index(mesh.mesh, axes)
+    except ShapeError:
+        return untyped(base)
+    here = f"axis_index at line {call.frame.line_of(call.node) + 1}"
+    return with_type(base, TypedArray(t, mesh, tuple((a, here) for a in axes), mesh.assumptions))
