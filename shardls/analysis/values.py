@@ -252,6 +252,9 @@ class TransformedV(Value):
     """The wrapper's canonical name (`jax.jit`, `jax.shard_map`, ...)."""
     func: Value
     node: ast.Call
+    arguments: tuple[tuple[str, Value], ...] = ()
+    """The wrapper call's arguments by JAX's parameter names (`in_shardings`, ...), as evaluated
+    where it was called."""
 
 
 def options(value: Value) -> Iterator[Value]:

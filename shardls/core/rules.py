@@ -189,6 +189,12 @@ _RULES = (
         Severity.ERROR,
     ),
     Rule(
+        "SH310",
+        "indivisible-result",
+        "An operation's result keeps a mesh axis on a dimension the axis does not divide (an empty eager index of a sharded array).",
+        Severity.ERROR,
+    ),
+    Rule(
         "SH311",
         "unreduced-rule-violation",
         "An operation given unreduced or reduced arrays in a combination its unreduced rule rejects.",
@@ -216,6 +222,12 @@ _RULES = (
         "SH315",
         "boolean-mask-in-traced-code",
         "Indexing or updating with a boolean mask inside `jax.jit` (or another trace), where the result's shape would depend on the mask's values.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH320",
+        "jit-in-sharding-mismatch",
+        "An array passed to a function jitted with `in_shardings=` is sharded differently from its in_sharding.",
         Severity.ERROR,
     ),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed
 from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
 from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
 
 WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -36,10 +37,11 @@ def wrapper_arguments(api: str, args: list[Value], kwargs: dict[str, Value]) -> 
 @calls(*WRAPPER_PARAMETERS)
 def _wrap(call: CallArgs) -> Value | None:
     function_parameter = WRAPPER_PARAMETERS[call.qualname][0]
-    func = wrapper_arguments(call.qualname, call.args, call.kwargs).get(function_parameter)
+    arguments = wrapper_arguments(call.qualname, call.args, call.kwargs)
+    func = arguments.get(function_parameter)
     if func is None:
         return None  # the decorator-factory form, e.g. `jax.shard_map(mesh=..., ...)`
-    return BoundMethod(TransformedV(call.qualname, func, call.node), "__call__")
+    return BoundMethod(TransformedV(call.qualname, func, call.node, tuple(arguments.items())), "__call__")
 
 
 @methods(TransformedV, "__call__", *WRAPPED_METHODS)
@@ -53,9 +55,13 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
     evaluator = call.evaluator
     outside, evaluator.tracing = evaluator.tracing, True  # the body is traced, not run
     try:
-        return evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
+        result = evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
     finally:
         evaluator.tracing = outside
+    options = wrapped_options(wrapped) if method.name == "__call__" else None
+    if options is None:
+        return result
+    return jitted_call(evaluator, call.frame, call.node, options, call.args, call.kwargs, result)
 
 
 @attributes

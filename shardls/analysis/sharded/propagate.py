@@ -164,6 +164,19 @@ def named(evaluator: Evaluator, frame: Frame, node: ast.AST, typed_array: TypedA
         )
 
 
+def record_rejection(
+    evaluator: Evaluator,
+    frame: Frame,
+    node: ast.AST,
+    operation: str,
+    operands: Sequence[TypedArray],
+    rejected: TypeRejected,
+) -> None:
+    """Record that JAX refuses `operation` at `node` (a check with no result of its own, such as
+    a jit argument against its in_sharding)."""
+    _record(evaluator, frame, node, operation, None, operands, rejected)
+
+
 def _compiled_eagerly_uncertain(evaluator: Evaluator, mesh: MeshV) -> bool:
     """Run eagerly on a mesh that mixes Auto axes with Explicit axes of size 1, an operation's
     result takes its sharding from the compiled computation, which drops the size-1 axes when
