@@ -3,8 +3,8 @@ so that its calls (`step(x)`, `step.lower(x)`) can be traced back to the shardin
 
 Calling a jitted function gives what the function returns (jit keeps shapes); so does
 `.eval_shape(...)`. A shard_mapped function's result depends on the mesh, which may come from
-the caller's `jax.set_mesh` context the interpreter does not see, so it stays unknown here; the
-shard_map recognizer computes it where the context is known.
+the caller's `jax.set_mesh` context: it is typed where that mesh and the arguments' types are
+known (`sharded/manual.py`), and the shard_map recognizer lays its outputs out.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
+from shardls.analysis.sharded.manual import SHARD_MAP_APIS, shard_mapped_call
 from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
 
 WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -48,6 +49,8 @@ def _wrap(call: CallArgs) -> Value | None:
 def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     wrapped = method.base
     assert isinstance(wrapped, TransformedV)
+    if wrapped.api in SHARD_MAP_APIS and method.name == "__call__":
+        return shard_mapped_call(call, wrapped)
     if wrapped.api in PASS_THROUGH and method.name == "__call__":
         return call_transformed(call, wrapped)
     if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):

@@ -31,7 +31,14 @@ from shardls.analysis.recognizers.wrapped import (
     positional_arguments,
     quiet_mesh,
 )
-from shardls.analysis.sharded.manual import inside_mesh, typed_block, typed_output
+from shardls.analysis.sharded.manual import (
+    SHARD_MAP_APIS,
+    axis_names,
+    check_vma,
+    inside_mesh,
+    typed_block,
+    typed_output,
+)
 from shardls.analysis.sharded.propagate import typed
 from shardls.analysis.sites import SiteBuilder, recognizes, shape_reason
 from shardls.analysis.values import (
@@ -39,13 +46,10 @@ from shardls.analysis.values import (
     Const,
     MeshV,
     Origin,
-    Seq,
-    SetV,
     SpecV,
     Unknown,
     Value,
     as_int,
-    as_str,
 )
 from shardls.analysis.walker import Context, MeshContext, Visit
 from shardls.core import (
@@ -60,7 +64,6 @@ from shardls.core import (
 from shardls.core.spec import entry_axes
 from shardls.core.typing import TypeRejected
 
-SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map")
 _USAGE = UsageContext.SHARD_MAP
 
 
@@ -310,11 +313,7 @@ def _blocks(
 
 
 def _check_vma(app: Application) -> bool | None:
-    """`check_vma=` (`check_rep=` in the legacy API), True when absent; None when unknown."""
-    value = app.get("check_vma") if "check_vma" in app.arguments else app.get("check_rep")
-    if value is None:
-        return True
-    return value.value if isinstance(value, Const) and isinstance(value.value, bool) else None
+    return check_vma(app.get("check_vma") if "check_vma" in app.arguments else app.get("check_rep"))
 
 
 def _block(pair: Pair, mesh: Mesh | None) -> Value:
@@ -360,7 +359,7 @@ def _int_dims(array: ArrayV | None) -> tuple[int, ...] | None:
 def _meshes(evaluator: Evaluator, app: Application, context: Context) -> tuple[MeshV, MeshV] | None:
     """The call's mesh (sizes resolved) and the body's (the manual axes Manual), when known."""
     mesh_value = _mesh_value(app, context)
-    if mesh_value is None:
+    if mesh_value is None or isinstance(axis_names(app.get("axis_names")), Unknown):
         return None
     mesh = resolve_mesh(mesh_value.mesh, mesh_value.device_count or _device_count(evaluator))[0]
     return replace(mesh_value, mesh=mesh), inside_mesh(mesh_value, mesh, _manual_axes(app))
@@ -381,12 +380,10 @@ def _device_count(evaluator: Evaluator) -> int | None:
 
 
 def _manual_axes(app: Application) -> frozenset[str] | None:
-    """`axis_names={...}` (partial manual mode); None when every mesh axis is manual."""
-    value = app.get("axis_names")
-    if not isinstance(value, (SetV, Seq)) or not value.items:
-        return None
-    names = [as_str(item) for item in value.items]
-    return frozenset(n for n in names if n is not None)
+    """`axis_names={...}` (partial manual mode); None when every mesh axis is manual, or when
+    the names are not known (nothing is then checked against them)."""
+    names = axis_names(app.get("axis_names"))
+    return None if isinstance(names, Unknown) else names
 
 
 def _check_manual_axes(builder: SiteBuilder, app: Application, spec: SpecV, span: Span) -> None:

@@ -16,7 +16,21 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import apply, typed, untyped, with_type
 from shardls.analysis.sharded.registry import calls, flag_argument
-from shardls.analysis.values import ArrayV, Const, MeshV, Seq, TypedArray, Value, as_int, as_str
+from shardls.analysis.values import (
+    ArrayV,
+    Const,
+    FunctionV,
+    MeshV,
+    Seq,
+    SetV,
+    SpecV,
+    TransformedV,
+    TypedArray,
+    Unknown,
+    Value,
+    as_int,
+    as_str,
+)
 from shardls.core import Mesh, PartitionSpec
 from shardls.core.typing import ShapeError, ShardedType, TypeRejected
 from shardls.core.typing.collectives import (
@@ -35,6 +49,7 @@ if TYPE_CHECKING:
     from shardls.analysis.library import CallArgs
 
 LAX = "jax.lax."
+SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map")
 
 
 def inside_mesh(mesh: MeshV, resolved: Mesh, axis_names: frozenset[str] | None) -> MeshV:
@@ -95,6 +110,113 @@ def typed_output(
     except ShapeError:
         return global_value, None
     return with_type(global_value, TypedArray(t, outside, out.sources, out.assumptions)), None
+
+
+def check_vma(value: Value | None) -> bool | None:
+    """`check_vma=` (`check_rep=` in the legacy API): True when absent, None when unknown."""
+    if value is None:
+        return True
+    return value.value if isinstance(value, Const) and isinstance(value.value, bool) else None
+
+
+def axis_names(value: Value | None) -> frozenset[str] | None | Unknown:
+    """`axis_names={...}` (partial manual mode): None when absent or empty (every axis manual)."""
+    if value is None:
+        return None
+    if not isinstance(value, (SetV, Seq)):
+        return Unknown("axis_names= is not known")
+    names = [as_str(item) for item in value.items]
+    if any(n is None for n in names):
+        return Unknown("axis_names= is not known")
+    return frozenset(n for n in names if n is not None) or None
+
+
+def shard_mapped_call(call: CallArgs, wrapped: TransformedV) -> Value | None:
+    """The value of calling a shard_mapped function (`jax.shard_map(f, ...)(x)`) with typed
+    arguments: the body evaluated on their blocks, its outputs laid out by out_specs. Only the
+    plain forms (one spec for all arguments or one per argument, one spec per output) are
+    typed; the recognizer reports what JAX rejects, and a rejected call has no value here."""
+    arguments = dict(wrapped.arguments)
+    meshes = _call_meshes(call, arguments)
+    vma = check_vma(arguments.get("check_vma", arguments.get("check_rep")))
+    if meshes is None or vma is None or call.kwargs:
+        return None
+    outside, inside = meshes
+    in_specs = (
+        _specs(arguments["in_specs"], len(call.args)) if "in_specs" in arguments else [None] * len(call.args)
+    )
+    if in_specs is None:
+        return None
+    blocks: list[Value] = []
+    for argument, spec in zip(call.args, in_specs, strict=True):
+        if not isinstance(argument, ArrayV) or argument.typed is None:
+            return None
+        block_value, rejected = typed_block(
+            argument, ArrayV(None, argument.dtype), spec, inside, vma, _name(wrapped)
+        )
+        if rejected is not None or block_value.typed is None:
+            return None
+        blocks.append(block_value)
+    evaluator = call.evaluator
+    previous = evaluator.context_mesh, evaluator.tracing
+    evaluator.context_mesh, evaluator.tracing = inside, True
+    try:
+        result = evaluator.call(wrapped.func, blocks, {}, call.node, call.frame)
+    finally:
+        evaluator.context_mesh, evaluator.tracing = previous
+    out_specs = arguments.get("out_specs")
+    if isinstance(out_specs, SpecV) and isinstance(result, ArrayV):
+        return _output(result, out_specs, outside, vma, wrapped)
+    if isinstance(out_specs, Seq) and isinstance(result, Seq) and len(out_specs.items) == len(result.items):
+        outputs = [
+            _output(r, o, outside, vma, wrapped) for r, o in zip(result.items, out_specs.items, strict=True)
+        ]
+        if all(isinstance(o, ArrayV) for o in outputs):
+            return Seq(tuple(o for o in outputs if o is not None), result.is_list)
+    return None
+
+
+def _output(result: Value, spec: Value, outside: MeshV, vma: bool, wrapped: TransformedV) -> ArrayV | None:
+    if not isinstance(spec, SpecV) or spec.unknown_entries or not isinstance(result, ArrayV):
+        return None
+    value, rejected = typed_output(
+        result, ArrayV(None, result.dtype), spec.spec, outside, vma, _name(wrapped)
+    )
+    return value if rejected is None and value is not None and value.typed is not None else None
+
+
+def _call_meshes(call: CallArgs, arguments: dict[str, Value]) -> tuple[MeshV, MeshV] | None:
+    """The call's mesh (mesh=, which must be the context mesh when there is one, else the
+    context mesh) and the body's, when both are known and resolved."""
+    context = call.evaluator.context_mesh
+    declared = arguments.get("mesh")
+    if declared is not None and not isinstance(declared, MeshV):
+        return None
+    mesh = declared if isinstance(declared, MeshV) else context
+    if mesh is None or not mesh.mesh.is_resolved:
+        return None
+    if isinstance(declared, MeshV) and context is not None and context.mesh != declared.mesh:
+        return None  # JAX refuses a mesh= other than the context mesh (SH211)
+    names = axis_names(arguments.get("axis_names"))
+    if isinstance(names, Unknown):
+        return None
+    return mesh, inside_mesh(mesh, mesh.mesh, names)
+
+
+def _specs(value: Value, count: int) -> list[PartitionSpec | None] | None:
+    """in_specs as one spec per argument: one P for all, or a sequence of P."""
+    if isinstance(value, SpecV):
+        return None if value.unknown_entries else [value.spec] * count
+    if isinstance(value, Seq) and len(value.items) == count:
+        specs = [v.spec for v in value.items if isinstance(v, SpecV) and not v.unknown_entries]
+        return list(specs) if len(specs) == count else None
+    return None
+
+
+def _name(wrapped: TransformedV) -> str:
+    """The wrapped function's name, as JAX's messages give it."""
+    func = wrapped.func
+    return func.func.name if isinstance(func, FunctionV) else "f"
 
 
 # -- collectives ---------------------------------------------------------------------------------
