@@ -195,7 +195,11 @@ def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: b
                 f"mesh size {index} is not known here{reason}; assumed to take the remaining devices"
             )
         sizes.append(size)
-    return _Sizes(tuple(sizes), tuple(dict.fromkeys(assumptions))) if unknown <= 1 else None
+    # One unknown size may take the remaining devices; beside another, or beside a -1 the code
+    # writes (`reshape(n, -1)`, n unknown), nothing is left to know the sizes by.
+    if unknown > 1 or (unknown and sizes.count(FILL) > 1):
+        return None
+    return _Sizes(tuple(sizes), tuple(dict.fromkeys(assumptions)))
 
 
 @attributes
