@@ -73,6 +73,14 @@ v17 = scaled(x)
 v18 = nnx.RMSNorm(16, rngs=nnx.Rngs(0))(xm)
 v19 = nnx.RMSNorm(16, use_scale=False, rngs=nnx.Rngs(0))(x.astype(jnp.bfloat16))
 v20 = nnx.RMSNorm(16, scale_init=nnx.with_partitioning(nnx.initializers.ones_init(), ("model",)), rngs=nnx.Rngs(0))(x3)
+heads = nnx.with_partitioning(lecun, (None, "model", None))
+v22 = nnx.LinearGeneral(16, (4, 8), kernel_init=heads, rngs=nnx.Rngs(0))(x)
+v23 = nnx.LinearGeneral(
+    (8, 16), 32, axis=(-2, -1), kernel_init=nnx.with_partitioning(lecun, (None, None, "model")), rngs=nnx.Rngs(0)
+)(x3)
+v24 = nnx.Einsum("bd,dhk->bhk", (16, 4, 8), (4, 8), kernel_init=heads, rngs=nnx.Rngs(0))(x)
+v25 = nnx.Einsum("bsd,dhk->bshk", (16, 4, 8), kernel_init=heads, rngs=nnx.Rngs(0))(x3)
+v26 = nnx.Einsum(" bd, dhk -> bhk", (16, 4, 8), rngs=nnx.Rngs(0))(x, out_sharding=P(None, "model"))
 """
 
 MODULE = """\
@@ -114,6 +122,16 @@ v1 = norm(x)
     "an unreduced input": """\
 u = jnp.matmul(xm, jax.device_put(jnp.ones((16, 16)), P("model", None)), out_sharding=P("data", None, unreduced={"model"}))
 v1 = nnx.LayerNorm(16, rngs=nnx.Rngs(0))(u)
+""",
+    "an einsum bias sharded like the batch": """\
+biased = nnx.Einsum(
+    "bd,dhk->bhk",
+    (16, 4, 8),
+    (4, 8),
+    bias_init=nnx.with_partitioning(nnx.initializers.zeros_init(), ("data", None)),
+    rngs=nnx.Rngs(0),
+)
+v1 = biased(x)
 """,
     "inside a module's __call__": """\
 
@@ -219,7 +237,9 @@ def test_a_rejected_layer_call_is_the_operation_s_error_at_the_call(
     assert outcome[1].startswith(error.message[:60])
     lines = source.splitlines()
     written = lines[error.span.line][error.span.column : error.span.end_column]
-    assert written.startswith(("rows(", "clash(", "table(", "norm(", "nnx.LayerNorm(", "self.down("))
+    assert written.startswith(
+        ("rows(", "clash(", "table(", "norm(", "biased(", "nnx.LayerNorm(", "self.down(")
+    )
     assert not _types(analysis, _bound_lines(source))
 
 

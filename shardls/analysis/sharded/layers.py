@@ -30,7 +30,7 @@ from shardls.analysis.sharded.propagate import (
     typed,
 )
 from shardls.analysis.sharded.registry import calls
-from shardls.analysis.values import Const, DictV, Ref, TypedArray, Value, as_int
+from shardls.analysis.values import Const, DictV, Ref, Seq, TypedArray, Value, as_int, as_str
 from shardls.core import FLOAT32, DType, PartitionSpec, UsageContext
 from shardls.core.typing import (
     ShapeError,
@@ -40,6 +40,7 @@ from shardls.core.typing import (
     broadcast_to,
     dot,
     dot_general,
+    einsum,
     full_like,
     placed,
     reduce,
@@ -114,6 +115,52 @@ def linear(
     if bias_ is None:
         return y
     return binary("add", y, reshape(bias_, (1,) * (y.rank - 1) + (-1,)))
+
+
+def linear_general(
+    x: ShardedType,
+    kernel: ShardedType,
+    bias: ShardedType | None,
+    axis: tuple[int, ...],
+    dtype: DType | None,
+    out_sharding: PartitionSpec | None,
+) -> ShardedType:
+    """`nnx.LinearGeneral.__call__` (no `batch_axis`): `dot_general` of x's `axis` with the
+    kernel's leading dimensions, then the bias reshaped to `(1, ..., *out_features)` added."""
+    contracted = tuple(sorted(a if a >= 0 else x.rank + a for a in axis))
+    x_, kernel_, bias_ = _promoted((x, kernel, bias), dtype)
+    assert x_ is not None and kernel_ is not None
+    numbers = ((contracted, tuple(range(len(contracted)))), ((), ()))
+    y = dot_general(x_, kernel_, numbers, out_sharding=out_sharding)
+    if bias_ is None:
+        return y
+    out_features = kernel_.shape[len(contracted) :]
+    return binary("add", y, reshape(bias_, (1,) * (x_.rank - len(contracted)) + out_features))
+
+
+def einsum_layer(
+    x: ShardedType,
+    kernel: ShardedType,
+    bias: ShardedType | None,
+    equation: str,
+    dtype: DType | None,
+    out_sharding: PartitionSpec | None,
+) -> ShardedType:
+    """`nnx.Einsum.__call__` (an explicit equation without `...`): `jnp.einsum` of x and the
+    kernel, then the bias reshaped to the result's rank (its kernel dimensions, 1 elsewhere)."""
+    if "->" not in equation or equation.count(",") != 1 or "." in equation:
+        raise ShapeError(f"einsum equation {equation!r} is not modelled", VALUE_ERROR)
+    operands, result = equation.split("->")
+    rhs = operands.split(",")[1]
+    if len(rhs) != kernel.rank or len(set(rhs)) != len(rhs):
+        raise ShapeError(f"einsum equation {equation!r} does not fit the kernel", VALUE_ERROR)
+    x_, kernel_, bias_ = _promoted((x, kernel, bias), dtype)
+    assert x_ is not None and kernel_ is not None
+    y = einsum(equation, x_, kernel_, out_sharding=out_sharding)
+    if bias_ is None:
+        return y
+    shape = tuple(kernel.shape[rhs.index(c)] if c in rhs else 1 for c in result)
+    return binary("add", y, reshape(bias_, shape))
 
 
 def embed(
@@ -201,6 +248,14 @@ _LAYERS: dict[str, _Layer] = {
     _NNX + "Linear": _Layer(
         ("in_features", "out_features"),
         _INIT | {"use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
+    ),
+    _NNX + "LinearGeneral": _Layer(
+        ("in_features", "out_features"),
+        _INIT | {"axis", "use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
+    ),
+    _NNX + "Einsum": _Layer(
+        ("einsum_str", "kernel_shape", "bias_shape"),
+        _INIT | {"kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
     ),
     _NNX + "Embed": _Layer(("num_embeddings", "features"), _INIT | {"embedding_init", "embedding_metadata"}),
     _NNX + "LayerNorm": _Layer(
@@ -339,14 +394,82 @@ def _linear_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
     use_bias, dtype, out = _flag(layer, "use_bias", True), _dtype(layer), _out_sharding(call)
     if use_bias is None or dtype is UNREADABLE or out is UNREADABLE:
         return None
-    kernel = _param(layer, "kernel", x)
-    bias = _param(layer, "bias", x) if use_bias else None
-    if kernel is None or (use_bias and bias is None):
+    kernel, bias = _kernel_and_bias(layer, x, use_bias)
+    if kernel is None:
         return None
     bias_type = bias.type if bias is not None else None
     return _typed(
         call, "Linear", [x, kernel, bias], lambda: linear(x.type, kernel.type, bias_type, dtype, out)
     )
+
+
+def _linear_general_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
+    """Without `batch_axis` (not modelled): `axis` an int or a tuple of ints."""
+    use_bias, dtype, out = _flag(layer, "use_bias", True), _dtype(layer), _out_sharding(call)
+    axis = _ints(_argument(layer, "axis"), (-1,))
+    if use_bias is None or dtype is UNREADABLE or out is UNREADABLE or axis is None:
+        return None
+    kernel, bias = _kernel_and_bias(layer, x, use_bias)
+    if kernel is None:
+        return None
+    bias_type = bias.type if bias is not None else None
+    return _typed(
+        call,
+        "LinearGeneral",
+        [x, kernel, bias],
+        lambda: linear_general(x.type, kernel.type, bias_type, axis, dtype, out),
+    )
+
+
+def _einsum_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
+    """The equation of the call, else the constructor's (Flax's `first_from`)."""
+    dtype = _dtype(layer)
+    out = spec_argument(call.get(2, "out_sharding"))
+    given = call.get(1, "einsum_str")
+    written = given if given is not None and not _is_none(given) else _argument(layer, "einsum_str")
+    equation = as_str(written) if written is not None else None
+    if dtype is UNREADABLE or out is UNREADABLE or equation is None or set(call.kwargs) - _EINSUM_CALL:
+        return None
+    kernel, bias = _kernel_and_bias(layer, x, _argument(layer, "bias_shape") is not None)
+    if kernel is None:
+        return None
+    bias_type = bias.type if bias is not None else None
+    text = equation.replace(" ", "")
+    return _typed(
+        call,
+        "Einsum",
+        [x, kernel, bias],
+        lambda: einsum_layer(x.type, kernel.type, bias_type, text, dtype, out),
+    )
+
+
+_EINSUM_CALL = frozenset({"inputs", "einsum_str", "out_sharding"})
+
+
+def _kernel_and_bias(
+    layer: LayerV, x: TypedArray, use_bias: bool
+) -> tuple[TypedArray | None, TypedArray | None]:
+    """The kernel and (when used) the bias; no kernel when either is not known."""
+    kernel = _param(layer, "kernel", x)
+    bias = _param(layer, "bias", x) if use_bias else None
+    if use_bias and bias is None:
+        return None, None
+    return kernel, bias
+
+
+def _ints(value: Value | None, default: tuple[int, ...]) -> tuple[int, ...] | None:
+    """An int or a tuple of ints (`axis=-1`, `axis=(1, 2)`); None when not known."""
+    if value is None:
+        return default
+    single = as_int(value)
+    if single is not None:
+        return (single,)
+    items = [as_int(i) for i in value.items] if isinstance(value, Seq) else [None]
+    return tuple(i for i in items if i is not None) if None not in items else None
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, Const) and value.value is None
 
 
 def _embed_call(layer: LayerV, call: CallArgs, ids: TypedArray) -> Value | None:
@@ -384,6 +507,8 @@ def _norm_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
 
 _METHODS: dict[tuple[str, str], Rule] = {
     ("Linear", "__call__"): _linear_call,
+    ("LinearGeneral", "__call__"): _linear_general_call,
+    ("Einsum", "__call__"): _einsum_call,
     ("Embed", "__call__"): _embed_call,
     ("Embed", "attend"): _attend_call,
     ("LayerNorm", "__call__"): _norm_call,
