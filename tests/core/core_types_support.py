@@ -23,6 +23,7 @@ from shardls.core.typing import (
     array_split,
     astype,
     binary,
+    broadcast_to,
     concatenate,
     cumulative,
     dot,
@@ -117,6 +118,8 @@ def _apply(op: list[Any], x: ShardedType, inputs: list[ShardedType]) -> ShardedT
     if name == "split":
         pieces = (split if op[1] == "split" else array_split)(x, op[2], op[3])
         return pieces[op[4] % len(pieces)]
+    if name == "broadcast_to":
+        return broadcast_to(x, tuple(op[1]))
     if name == "at_update":
         other = op[3]
         values = scalar(x, INT32 if other == "int" else FLOAT32) if isinstance(other, str) else inputs[other]
@@ -222,6 +225,8 @@ def jax_outcome(program: Program) -> tuple[str, list[str]]:
             elif name == "split":
                 pieces = getattr(jnp, op[1])(x, op[2], axis=op[3])
                 x = pieces[op[4] % len(pieces)]
+            elif name == "broadcast_to":
+                x = jnp.broadcast_to(x, op[1])
             elif name == "at_update":
                 other = op[3]
                 y = (1 if other == "int" else 1.0) if isinstance(other, str) else args[other]

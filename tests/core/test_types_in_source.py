@@ -15,6 +15,7 @@ import collections
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,10 @@ from shardls.core.typing import ShapeError, TypeRejected, array_split, split
 
 SEED = 20261202
 N_PROGRAMS = 150
+OPS_PER_PROGRAM = (2, 8)
+FOCUS = 0.45
+"""The share of operations drawn from the rarer forms (`FORMS`): more operations per program,
+not more programs, keeps the run time."""
 MAX_DEVICES = 16
 WORKER = Path(__file__).with_name("types_source_worker.py")
 HANG = 600
@@ -119,6 +124,21 @@ def _operation(op: list[Any], x: str, rng: random.Random) -> str | None:
         return f"jnp.{name}([{x}, {others}], axis={op[2]!r})"
     if name == "split":
         return f"jnp.{op[1]}({x}, {op[2]!r}, axis={op[3]})[{op[4]}]"  # op[4] made in range below
+    if name == "broadcast_to":
+        return f"jnp.broadcast_to({x}, {tuple(op[1])!r})"
+    if name == "at_update":
+        other = op[3]
+        y = ("2" if other == "int" else "0.5") if isinstance(other, str) else f"a{other}"
+        return f"{x}.at[{_index(op[2])}].{op[1]}({y}{_out(op[4])})"
+    if name in ("take", "take_along_axis"):
+        axis = "" if name == "take" and op[2] is None and rng.random() < 0.5 else f", axis={op[2]!r}"
+        return f"jnp.{name}({x}, a{op[1]}{axis})"
+    if name == "sort":
+        if rng.random() < 0.5:
+            return f"{x}.{op[1]}(axis={op[2]!r})"
+        return f"jnp.{op[1]}({x}, axis={op[2]!r})"
+    if name == "top_k":
+        return f"jax.lax.top_k({x}, {op[1]}, axis={op[2]})[{op[3]}]"
     return None
 
 
@@ -183,6 +203,8 @@ def _resolved_ops(program: Program) -> list[list[Any]]:
     marked `"dot_general"`, which `lax.dot_general` then writes (it does not promote dtypes)."""
     ops: list[list[Any]] = []
     for op in program["ops"]:
+        if _masks(program, op):
+            break  # an eager mask's result has a shape only the data gives: no type, on purpose
         if op[0] in ("split", "matmul"):
             try:
                 before = apply_ours({**program, "ops": ops})[-1]
@@ -201,6 +223,28 @@ def _resolved_ops(program: Program) -> list[list[Any]]:
                     op = [*op, before.rank - 1, "dot_general"]
         ops.append(op)
     return ops
+
+
+def _masks(program: Program, op: list[Any]) -> bool:
+    """Whether an indexing or update operation indexes with a boolean array."""
+    items = op[2] if op[0] == "at_update" else op[1] if op[0] in ("index", "at_get") else []
+    inputs = program["inputs"]
+    return any(isinstance(i, dict) and "array" in i and inputs[i["array"]]["dtype"] == "bool" for i in items)
+
+
+FORMS = {
+    "lax.dot_general": re.compile(r"jax\.lax\.dot_general\("),
+    "ravel/flatten": re.compile(r"jnp\.ravel\(|\.flatten\(\)"),
+    "broadcast_to": re.compile(r"jnp\.broadcast_to\("),
+    ".at[...] update": re.compile(r"\.at\[.*\]\.(set|add|subtract|multiply|min|max)\("),
+    "take": re.compile(r"jnp\.take\("),
+    "take_along_axis": re.compile(r"jnp\.take_along_axis\("),
+    "sort/argsort": re.compile(r"sort\("),
+    "top_k": re.compile(r"jax\.lax\.top_k\("),
+}
+"""Forms every run must write in at least `MIN_PROGRAMS_PER_FORM` programs, so that agreement
+on them is not vacuous."""
+MIN_PROGRAMS_PER_FORM = 10
 
 
 def _declined(source: str) -> bool:
@@ -252,7 +296,7 @@ def test_the_analyzer_types_source_programs_as_jax_does(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     by_devices: dict[int, list[str]] = collections.defaultdict(list)
     while sum(len(p) for p in by_devices.values()) < N_PROGRAMS:
-        program = random_program(rng)
+        program = random_program(rng, ops=OPS_PER_PROGRAM, focus=FOCUS)
         source = source_of(program, rng)
         if source is not None:
             by_devices[math.prod(program["mesh"]["sizes"])].append(source)
@@ -274,5 +318,10 @@ def test_the_analyzer_types_source_programs_as_jax_does(tmp_path: Path) -> None:
                     disagreements.append(f"{source}line {line + 1}: shardls {got}, jax {outcome}")
                     break
     assert not disagreements, f"{len(disagreements)} disagreements, e.g.\n" + "\n\n".join(disagreements[:12])
+    sources = [source for group in by_devices.values() for source in group]
+    written = {
+        form: sum(1 for source in sources if pattern.search(source)) for form, pattern in FORMS.items()
+    }
+    assert all(n >= MIN_PROGRAMS_PER_FORM for n in written.values()), written
     assert outcomes["ok"] >= N_PROGRAMS, outcomes
     assert outcomes["ShardingTypeError"] >= 20, outcomes

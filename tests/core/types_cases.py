@@ -113,7 +113,9 @@ def _factorizations(rng: random.Random, shape: list[int]) -> list[int]:
     return out or [1]
 
 
-def random_program(rng: random.Random) -> Program:
+def random_program(rng: random.Random, ops: tuple[int, int] = (1, 6), focus: float = 0.0) -> Program:
+    """A random program of `ops[0]`-`ops[1]` operations; `focus`: the share of operations drawn
+    from the less common forms (`_random_focus_op`), for tests that write few programs."""
     from core_types_support import apply_ours  # shapes only: where the chain stands
 
     n_axes = rng.randint(1, 3)
@@ -137,13 +139,38 @@ def random_program(rng: random.Random) -> Program:
         if free:
             first["unreduced" if rng.random() < 0.6 else "reduced"] = [rng.choice(free)]
     program["inputs"].append(first)
-    for _ in range(rng.randint(1, 6)):
+    for _ in range(rng.randint(*ops)):
         try:
             current = apply_ours(program)[-1]
         except (TypeRejected, ShapeError):
             break
-        program["ops"].append(_random_op(rng, program, mesh, current))
+        plain = not (focus and rng.random() < focus) or current.unreduced or current.reduced
+        program["ops"].append((_random_op if plain else _random_focus_op)(rng, program, mesh, current))
     return program
+
+
+def _random_focus_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType) -> list[Any]:
+    """The forms a few hundred programs would otherwise rarely write: `broadcast_to`, a whole
+    flattening, a matrix product with a 2-D operand of the same dtype (`lax.dot_general` in
+    source), and the gathers, scatters and sorts."""
+    r = rng.random()
+    if r < 0.15:
+        return _random_broadcast_to(rng, x)
+    if r < 0.3:
+        return ["reshape", [x.size], None]
+    if r < 0.45 and x.rank:
+        other = _second(rng, program, mesh, [x.shape[-1], rng.choice(DIMS)], x.dtype.name)
+        return ["matmul", other, None]
+    return _random_gather_scatter_op(rng, program, mesh, x)
+
+
+def _random_broadcast_to(rng: random.Random, x: ShardedType) -> list[Any]:
+    """`jnp.broadcast_to`: new leading dimensions, size-1 dimensions grown, rarely a bad shape."""
+    lead = [rng.choice((1, 2, 3, 4)) for _ in range(rng.choice((0, 1, 1, 2)))]
+    tail = [rng.choice((n, n, 2, 4)) if n == 1 else n for n in x.shape]
+    if tail and rng.random() < 0.05:
+        tail[rng.randrange(len(tail))] += 1
+    return ["broadcast_to", lead + tail]
 
 
 def _second(
@@ -240,6 +267,8 @@ def _random_op(rng: random.Random, program: Program, mesh: Mesh, x: ShardedType)
         return ["reshard", spec]
     if r < 0.97:
         return ["astype", rng.choice(("float32", "bfloat16", "int32"))]
+    if r < 0.985:
+        return _random_broadcast_to(rng, x)
     return ["zeros_like"]
 
 
@@ -389,16 +418,16 @@ def _random_gather_scatter_op(rng: random.Random, program: Program, mesh: Mesh, 
     shape = list(x.shape)
     rank = len(shape)
     r = rng.random()
-    if r < 0.4:
+    if r < 0.3:
         return _random_update(rng, program, mesh, x)
-    if r < 0.47 or not rank:
+    if r < 0.35 or not rank:
         mask = _second(rng, program, mesh, shape[: rng.randint(min(1, rank), rank)], "bool")
         return ["index", [{"array": mask}]]
-    if r < 0.6:
+    if r < 0.55:
         index_shape = [rng.choice((1, 2, 3, 4)) for _ in range(rng.choice((0, 1, 1, 2)))]
         axis = rng.randrange(-rank, rank) if rng.random() < 0.8 else None
         return ["take", _second(rng, program, mesh, index_shape, "int32"), axis]
-    if r < 0.75:
+    if r < 0.69:
         axis = rng.randrange(-rank, rank) if rng.random() < 0.9 else None
         if axis is None:
             index_shape = [rng.choice((1, 2, 3, 5))]
@@ -410,7 +439,7 @@ def _random_gather_scatter_op(rng: random.Random, program: Program, mesh: Mesh, 
         dtype = "int32" if rng.random() < 0.97 else "float32"
         return ["take_along_axis", _second(rng, program, mesh, index_shape, dtype), axis]
     axis = rng.randrange(-rank, rank) if rng.random() < 0.85 else None
-    if r < 0.9:
+    if r < 0.85:
         return ["sort", rng.choice(("sort", "argsort")), axis]
     axis = -1 if axis is None else axis
     n = shape[axis]

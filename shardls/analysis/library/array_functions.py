@@ -201,7 +201,7 @@ def _glu(array: ArrayV, axis: Value | None) -> ArrayV:
     if array.shape is None:
         return ArrayV(None, array.dtype)
     axes = _axes(axis if axis is not None else Const(-1), len(array.shape))
-    if axes is None:
+    if axes is None or len(axes) != 1:
         return ArrayV(None, array.dtype)
     (index,) = axes
     size = as_int(array.shape[index])
@@ -229,7 +229,7 @@ def _stack(call: CallArgs) -> Value | None:
     if shape is None:
         return ArrayV(None, dtype)
     axes = _axes(call.get(1, "axis") or Const(0), len(shape) + 1)
-    if axes is None:
+    if axes is None or len(axes) != 1:
         return ArrayV(None, dtype)
     (index,) = axes
     count = Const(len(arrays))
@@ -251,7 +251,7 @@ def _concatenate(call: CallArgs) -> Value | None:
     if len({len(s) for s in shapes}) != 1 or not shapes[0]:
         return ArrayV(None, first.dtype)
     axes = _axes(call.get(1, "axis") or Const(0), len(shapes[0]))
-    if axes is None:
+    if axes is None or len(axes) != 1:
         return ArrayV(None, first.dtype)
     (index,) = axes
     joined = _sum([s[index] for s in shapes])

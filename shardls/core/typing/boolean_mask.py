@@ -3,14 +3,20 @@
 JAX turns a mask into the integer positions of its `True` entries (`expand_bool_indices`, with
 `np.where`), so the result's shape is the mask's count: known only when the mask's values are.
 A traced mask has no values, and JAX raises `NonConcreteBooleanIndexError` whatever they would
-be; a concrete one (eager code) works, with a shape no type can state ahead of the data.
+be; a concrete one (eager code) works, with a shape no type can state ahead of the data. An
+eager update `x.at[mask].set(scalar)` keeps `x`'s shape, though, and its type is certain where
+it does not depend on how many entries are set (`masked_update`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from shardls.core.spec import PartitionSpec
 from shardls.core.typing.errors import ShapeError, reject
-from shardls.core.typing.index_entries import Index
+from shardls.core.typing.index_entries import INDEX_ERROR, Index
 from shardls.core.typing.promotion import BOOL
+from shardls.core.typing.results import out_sharding as typed_out_sharding
 from shardls.core.typing.types import ShardedType, format_type
 
 NON_CONCRETE_BOOLEAN_INDEX = "NonConcreteBooleanIndexError"
@@ -34,3 +40,27 @@ def check_boolean_indices(indices: Index | tuple[Index, ...] | list[Index], *, c
         NON_CONCRETE_BOOLEAN_INDEX,
         operation="boolean indexing",
     )
+
+
+def masked_update(
+    x: ShardedType, mask: ShardedType, values: ShardedType, out_sharding: PartitionSpec | None
+) -> ShardedType:
+    """Eager `x.at[mask].<update>(values)` (the mask alone as the index): JAX scatters at the
+    mask's `True` positions, gathered by `np.where` into replicated index arrays. With a scalar
+    value the result is `x`'s type (or `out_sharding`'s) whatever their number, except that a
+    sharded masked dimension is refused unless there are none: that, and array values (which
+    must broadcast to the count), only the data decide."""
+    masked = x.shape[: mask.rank]
+    if mask.rank > x.rank or any(n not in (0, m) for n, m in zip(mask.shape, masked, strict=False)):
+        raise ShapeError(
+            f"boolean index did not match shape of indexed array in index 0: got {list(mask.shape)}, "
+            f"expected {list(masked)}",
+            INDEX_ERROR,
+        )
+    if values.rank:
+        raise ShapeError("values broadcast to the number of masked entries", DATA_DEPENDENT)
+    if out_sharding is not None:
+        return replace(typed_out_sharding(x.mesh, out_sharding, x.shape, x.dtype), weak_type=x.weak_type)
+    if any(x.spec[: mask.rank]):
+        raise ShapeError("a sharded masked dimension is refused unless no entry is set", DATA_DEPENDENT)
+    return x

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shardls.core.spec import PartitionSpec
-from shardls.core.typing.boolean_mask import check_boolean_indices
+from shardls.core.typing.boolean_mask import check_boolean_indices, masked_update
 from shardls.core.typing.elementwise import broadcast_to
 from shardls.core.typing.errors import SHARDING_TYPE_ERROR, TypeRejected, reject
 from shardls.core.typing.gather import check_unique_axes, plan_gather, unsharded
 from shardls.core.typing.index_entries import Entry, Index, is_scalar, parse_index
-from shardls.core.typing.promotion import INT32
+from shardls.core.typing.promotion import BOOL, INT32
 from shardls.core.typing.results import check_sharding, result
 from shardls.core.typing.results import out_sharding as typed_out_sharding
 from shardls.core.typing.types import ShardedType, SpecAxes, format_type
@@ -42,6 +42,9 @@ def scatter(
     is a concrete array (code outside `jax.jit`), which only matters for a boolean mask."""
     if out_sharding is not None:
         check_sharding(x.mesh, out_sharding, x.dtype)
+    alone = indices[0] if isinstance(indices, (tuple, list)) and len(indices) == 1 else indices
+    if concrete and isinstance(alone, ShardedType) and alone.dtype == BOOL:
+        return masked_update(x, alone, values, out_sharding)
     check_boolean_indices(indices, concrete=concrete)
     if any(isinstance(t, ShardedType) and (t.unreduced or t.reduced) for t in (x, values)):
         raise NotImplementedError("scatter of unreduced or reduced arrays is not modelled")

@@ -50,7 +50,8 @@ def argsort(x: ShardedType, axis: int | None = -1) -> ShardedType:
 
 
 def top_k(x: ShardedType, k: int, axis: int = -1) -> tuple[ShardedType, ShardedType]:
-    """`lax.top_k(x, k, axis=axis)`: the values and their int32 indices, `k` along `axis`."""
+    """`lax.top_k(x, k, axis=axis)`: the values and their int32 indices, `k` along `axis` (both
+    keep `x`'s weak type: JAX updates the operand's aval for each)."""
     _check_sortable(x)
     if k < 0:
         raise ShapeError(f"k argument to top_k must be nonnegative, got {k}", VALUE_ERROR)
@@ -76,4 +77,4 @@ def top_k(x: ShardedType, k: int, axis: int = -1) -> tuple[ShardedType, ShardedT
         )
     shape = tuple(k if i == axis else n for i, n in enumerate(x.shape))
     values = x.with_spec(x.spec, shape=shape)
-    return values, ShardedType(shape, INT32, x.mesh, x.spec)
+    return values, ShardedType(shape, INT32, x.mesh, x.spec, weak_type=x.weak_type)
