@@ -80,6 +80,12 @@ def _take(call: CallArgs, base: Value | None) -> Value | None:
     return _along(call, base, None, take)
 
 
+@methods("take")
+def _take_method(call: CallArgs, x: TypedArray, base: Value | None) -> Value | None:
+    """`x.take(indices, axis=None)`."""
+    return _along(call, base, None, take, x, 0)
+
+
 @calls(JNP + "take_along_axis")
 def _take_along_axis(call: CallArgs, base: Value | None) -> Value | None:
     """`jnp.take_along_axis(arr, indices, axis=-1)`: a gather batched along the other axes."""
@@ -91,11 +97,15 @@ def _along(
     base: Value | None,
     default_axis: int | None,
     rule: Callable[[ShardedType, ShardedType, int | None], ShardedType],
+    x: TypedArray | None = None,
+    first: int = 1,
 ) -> Value | None:
-    x = typed(call.get(0, "a", "arr"))
-    indices_value = call.get(1, "indices")
+    """A take of `x` (the method's array, else the first argument) at `indices`, the argument
+    at position `first`, with `axis` after it."""
+    x = x or typed(call.get(0, "a", "arr"))
+    indices_value = call.get(first, "indices")
     indices = operand(indices_value, x) if x is not None and indices_value is not None else None
-    axis = axis_argument(call.get(2, "axis"), default=default_axis)
+    axis = axis_argument(call.get(first + 1, "axis"), default=default_axis)
     unknown_keywords = set(call.kwargs) - _NEUTRAL_KEYWORDS - {"a", "arr", "indices", "axis"}
     if x is None or indices is None or not isinstance(axis, int | None) or unknown_keywords:
         return untyped(base)
