@@ -105,6 +105,8 @@ def _mesh(call: CallArgs) -> Value | None:
         sizes, read_assumptions = read.sizes, read.assumptions
         if isinstance(devices, DevicesV):
             visible = as_int(devices.count)
+        elif isinstance(devices, Seq):  # `devices=[jax.devices()[0]]`: as many as listed
+            visible = len(devices.items)
     axis_types = axis_types_of(call.get(2, "axis_types"))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
     span = call.frame.span(call.node)
