@@ -26,6 +26,7 @@ laid_out = x.at[0].set(1.0, out_sharding=P("X", None))
 added = b.at[ids].add(b[0])
 taken = jnp.take(b, ids, axis=0)
 taken_by_method = b.take(ids, axis=0)
+one_hot = jnp.take_along_axis(rows, jnp.zeros((8, 3), jnp.int32), axis=1, mode="one_hot")
 across = jnp.take(b, ids, axis=1)
 along = jnp.take_along_axis(rows, jnp.zeros((8, 3), jnp.int32), axis=1)
 sorted_rows = jnp.sort(b, axis=0)
@@ -63,6 +64,7 @@ def test_updates_takes_and_sorts_are_typed_as_jax_types_them() -> None:
     assert _type(analysis, "added") == "float32[8,16@Y]"
     assert _type(analysis, "taken") == "float32[4,16@Y]"
     assert _type(analysis, "taken_by_method") == "float32[4,16@Y]"
+    assert _type(analysis, "one_hot") is None  # an einsum, not a gather: not modelled, not guessed
     assert _type(analysis, "along") == "float32[8@X,3]"
     assert _type(analysis, "sorted_rows") == "float32[8,16@Y]"
     assert _type(analysis, "best") == "int32[8@X,4]"

@@ -24,7 +24,7 @@ from shardls.analysis.sharded.propagate import (
     untyped,
 )
 from shardls.analysis.sharded.registry import JNP, apply_call, axis_argument, calls, methods
-from shardls.analysis.values import ArrayV, Const, Seq, TypedArray, Unknown, Value, as_int
+from shardls.analysis.values import ArrayV, Const, Seq, TypedArray, Unknown, Value, as_int, as_str
 from shardls.core.typing import (
     UPDATES,
     ShardedType,
@@ -40,7 +40,22 @@ if TYPE_CHECKING:
     from shardls.analysis.library import CallArgs
 
 _NEUTRAL_KEYWORDS = frozenset({"indices_are_sorted", "unique_indices", "mode", "fill_value"})
-"""Keywords of an update or a take that change neither the shape nor the sharding."""
+"""Keywords of an update or a take that change neither the shape nor the sharding (`mode` only
+with a value of `_SCATTER_MODES`/`_TAKE_MODES`)."""
+
+_SCATTER_MODES = frozenset({"clip", "fill", "drop", "promise_in_bounds"})
+"""`GatherScatterMode.from_any`'s names of the modes that gather or scatter in place (`one_hot`
+is an einsum, which has other sharding rules); `take_along_axis` passes its mode there too."""
+
+_TAKE_MODES = frozenset({"fill", "clip", "wrap"})
+"""The modes `jnp.take` accepts (`raise` is a NotImplementedError)."""
+
+
+def _known_mode(call: CallArgs, modes: frozenset[str]) -> bool:
+    value = call.kwargs.get("mode")
+    if value is None or (isinstance(value, Const) and value.value is None):
+        return True
+    return as_str(value) in modes
 
 
 def typed_update(
@@ -57,6 +72,8 @@ def typed_update(
     out = spec_argument(call.get(None, "out_sharding"))
     unknown_keywords = set(call.kwargs) - _NEUTRAL_KEYWORDS - {"values", "out_sharding"}
     if read is None or values is None or out is UNREADABLE or unknown_keywords:
+        return untyped(result)
+    if len(call.args) > 1 or not _known_mode(call, _SCATTER_MODES):
         return untyped(result)
     entries, arrays = read
     value_array = typed(values_value)
@@ -77,19 +94,19 @@ def typed_update(
 @calls(JNP + "take")
 def _take(call: CallArgs, base: Value | None) -> Value | None:
     """`jnp.take(a, indices, axis=None)`: a gather along `axis` (of the flattened `a` without)."""
-    return _along(call, base, None, take)
+    return _along(call, base, None, take, modes=_TAKE_MODES)
 
 
 @methods("take")
 def _take_method(call: CallArgs, x: TypedArray, base: Value | None) -> Value | None:
     """`x.take(indices, axis=None)`."""
-    return _along(call, base, None, take, x, 0)
+    return _along(call, base, None, take, x, 0, modes=_TAKE_MODES)
 
 
 @calls(JNP + "take_along_axis")
 def _take_along_axis(call: CallArgs, base: Value | None) -> Value | None:
     """`jnp.take_along_axis(arr, indices, axis=-1)`: a gather batched along the other axes."""
-    return _along(call, base, -1, take_along_axis)
+    return _along(call, base, -1, take_along_axis, modes=_SCATTER_MODES)
 
 
 def _along(
@@ -99,6 +116,8 @@ def _along(
     rule: Callable[[ShardedType, ShardedType, int | None], ShardedType],
     x: TypedArray | None = None,
     first: int = 1,
+    *,
+    modes: frozenset[str],
 ) -> Value | None:
     """A take of `x` (the method's array, else the first argument) at `indices`, the argument
     at position `first`, with `axis` after it."""
@@ -108,6 +127,8 @@ def _along(
     axis = axis_argument(call.get(first + 1, "axis"), default=default_axis)
     unknown_keywords = set(call.kwargs) - _NEUTRAL_KEYWORDS - {"a", "arr", "indices", "axis"}
     if x is None or indices is None or not isinstance(axis, int | None) or unknown_keywords:
+        return untyped(base)
+    if len(call.args) > first + 2 or not _known_mode(call, modes):
         return untyped(base)
     found = typed(indices_value)
     operands = [x, *([found] if found is not None else [])]
