@@ -71,8 +71,10 @@ def tables() -> tuple[
     from shardls.analysis.library import (  # noqa: F401  (registration)
         argparse_,
         array_functions,
+        array_shaping,
         arrays,
         builtins_,
+        collectives,
         differentiation,
         meshes,
         nnx,
