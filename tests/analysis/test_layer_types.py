@@ -259,3 +259,12 @@ def test_the_layer_s_own_lines_say_where_its_axes_come_from(tmp_path: Path) -> N
     line = source.splitlines().index("v1 = cols(x)")
     (site,) = [s for s in analysis.names if s.span.line == line and s.name == "v1"]
     assert set(site.type_sources) == {"data: device_put at line 8", "model: Linear.kernel at line 14"}
+
+
+def test_the_names_inside_a_module_s_call_have_their_types(tmp_path: Path) -> None:
+    """`Block(...)(x)` runs `__call__` with x's type, so each name of its body has a hover (the
+    whole call's result is judged by Flax above)."""
+    source = HEAD + MODULE
+    analysis = _analysis(source, tmp_path)
+    body = {(s.name, s.jax_type) for s in analysis.names if s.name in ("h", "y")}
+    assert body == {("h", "float32[8@data,64@model]"), ("y", "float32[8@data,16]")}

@@ -128,6 +128,8 @@ def linear_general(
     """`nnx.LinearGeneral.__call__` (no `batch_axis`): `dot_general` of x's `axis` with the
     kernel's leading dimensions, then the bias reshaped to `(1, ..., *out_features)` added."""
     contracted = tuple(sorted(a if a >= 0 else x.rank + a for a in axis))
+    if kernel.rank <= len(contracted):  # no output features: Flax's initializers refuse the kernel
+        raise ShapeError("LinearGeneral without out_features is not modelled", VALUE_ERROR)
     x_, kernel_, bias_ = _promoted((x, kernel, bias), dtype)
     assert x_ is not None and kernel_ is not None
     numbers = ((contracted, tuple(range(len(contracted)))), ((), ()))
