@@ -230,6 +230,42 @@ _RULES = (
         "An array passed to a function jitted with `in_shardings=` is sharded differently from its in_sharding.",
         Severity.ERROR,
     ),
+    Rule(
+        "SH330",
+        "shard-map-in-specs-mismatch",
+        "An argument of a `shard_map` over Explicit axes whose in_spec is not the sharding of its type.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH331",
+        "shard-map-output-varies",
+        "A `shard_map` output that varies along a manual axis its out_spec leaves out (declared replicated there).",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH332",
+        "collective-mixed-varying-axes",
+        "`psum`/`pmean`/`psum_scatter`/`pcast` over axes some of which the value varies along and some not.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH333",
+        "vmap-mapped-sharding-mismatch",
+        "`jax.vmap` arguments whose mapped dimensions are split over different mesh axes.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH334",
+        "vmap-unmapped-sharded-along-mapped-axes",
+        "An unmapped `jax.vmap` argument split over the mesh axes the mapped dimension is split over.",
+        Severity.ERROR,
+    ),
+    Rule(
+        "SH335",
+        "vmap-spmd-axis-name-conflict",
+        "`spmd_axis_name` naming other mesh axes than the Explicit axes the mapped dimension is split over.",
+        Severity.ERROR,
+    ),
 )
 
 CORE_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

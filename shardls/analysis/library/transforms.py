@@ -14,6 +14,7 @@ from shardls.analysis.library.differentiation import PASS_THROUGH, call_transfor
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
 from shardls.analysis.sharded.manual import SHARD_MAP_APIS, shard_mapped_call
+from shardls.analysis.sharded.vmapped import VMAP, vmapped_call
 from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
 
 WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
@@ -21,6 +22,7 @@ WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
     "jax.jit": ("fun", "in_shardings", "out_shardings"),
     "jax.shard_map": ("f",),
     "jax.experimental.shard_map.shard_map": ("f", "mesh", "in_specs", "out_specs", "check_rep"),
+    "jax.vmap": ("fun", "in_axes", "out_axes"),
 }
 """The positional parameters of each wrapper (the others are keyword-only)."""
 
@@ -51,6 +53,8 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
     assert isinstance(wrapped, TransformedV)
     if wrapped.api in SHARD_MAP_APIS and method.name == "__call__":
         return shard_mapped_call(call, wrapped)
+    if wrapped.api == VMAP and method.name == "__call__":
+        return vmapped_call(call, wrapped)
     if wrapped.api in PASS_THROUGH and method.name == "__call__":
         return call_transformed(call, wrapped)
     if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):

@@ -17,6 +17,7 @@ def load() -> None:
         placement,
         shard_map,
         transformed_calls,
+        vmap,
     )
 
     _loaded = True

@@ -456,7 +456,7 @@ Binder = Callable[[Evaluator, Application, CallSite], tuple[dict[str, Value], Co
 """The values a wrapper gives the wrapped function's parameters at one call site, and the context
 its body runs in there."""
 _BINDERS: dict[str, Binder] = {}
-_WRAPPER_NAMES = ("jit", "pjit", "shard_map")
+_WRAPPER_NAMES = ("jit", "pjit", "shard_map", "vmap")
 
 
 def binds(*apis: str) -> Callable[[Binder], Binder]:

@@ -13,6 +13,7 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Site, SiteKind
@@ -22,7 +23,7 @@ from shardls.analysis.sharded.propagate import NAME, has_explicit_axis, named
 from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ArrayV, Const, TypedArray, Value
-from shardls.analysis.walker import Context, MeshContext
+from shardls.analysis.walker import Context, MeshContext, first_arguments
 from shardls.core import UsageContext
 from shardls.core.movement import DataMovement, MovementRefused, data_movement
 from shardls.core.typing import type_of_layout
@@ -36,6 +37,7 @@ _MAKERS = frozenset(
 )
 """Calls that make or place an array: a statement with one may compute a typed array."""
 _ASSIGNING = frozenset({"assign", "augassign", "with"})
+_MAPPING = ("shard_map", "vmap")
 _MAX_CHAIN = 32
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _ANY: frozenset[str] = frozenset({"*"})
@@ -79,9 +81,17 @@ class TypingPass:
         reads `x`, which a placement typed): only in a file with a mesh with Explicit axes."""
         if not self.active:
             return False
+        if any(getattr(stmt, "name", None) in self._mapped for stmt in segment.body):
+            return True
         scope = self.module.scope
         words = set(_WORD.findall(segment.text))
         return any(word in _MAKERS or self._typable(word, scope, 0) for word in words)
+
+    @cached_property
+    def _mapped(self) -> frozenset[str]:
+        """Functions the module passes to `shard_map` or `vmap`: their bodies run on per-device
+        blocks or elements of typed arrays, whatever words they contain."""
+        return frozenset().union(*(first_arguments(self.module, wrapper) for wrapper in _MAPPING))
 
     def statement(self, stmt: ast.stmt, frame: Frame, context: Context) -> None:
         value = _computed(stmt)

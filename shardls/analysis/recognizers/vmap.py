@@ -1,0 +1,20 @@
+"""`jax.vmap`: its body runs with each mapped argument's element (the mapped dimension removed),
+so that the statements of the body get their sharded types (sharded/vmapped.py)."""
+
+from __future__ import annotations
+
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.recognizers.wrapped import Application, CallSite, binds
+from shardls.analysis.sharded.vmapped import VMAP, body_arguments
+from shardls.analysis.values import Unknown, Value
+from shardls.analysis.walker import Context
+
+
+@binds(VMAP)
+def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[str, Value], Context]:
+    values = body_arguments(site.args, app.get("in_axes"), app.get("spmd_axis_name"))
+    bound = {
+        name: values[i] if i < len(values) else Unknown(f"{name} in vmap")
+        for i, name in enumerate(app.parameters)
+    }
+    return bound, site.visit.context

@@ -1,0 +1,180 @@
+"""Sharded types through `jax.vmap`: inside the body each mapped argument has its mapped
+dimension removed; the call's result gets it back at `out_axes`, split over the mesh axes the
+mapped dimension of the arguments is split over (shardls/core/typing/vmap.py).
+
+The walker runs the body with `elements` bound (recognizers/vmap.py), so its statements get
+their types; `vmapped_call` is the value of the call itself, and records JAX's refusals
+(SH333-SH335) at it. `in_axes` must be an int, None, or one entry per argument; `out_axes` an
+int; `spmd_axis_name` a name or a tuple of names. Anything else (a pytree of axes, `axis_size=`)
+means no type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from shardls.analysis.sharded.propagate import apply, typed, with_type
+from shardls.analysis.values import (
+    ArrayV,
+    Const,
+    Seq,
+    TransformedV,
+    TypedArray,
+    Unknown,
+    Value,
+    as_int,
+    as_str,
+)
+from shardls.core.typing import ShapeError, ShardedType, TypeRejected
+from shardls.core.typing.vmap import Mapping, batched, element, mapping
+
+if TYPE_CHECKING:
+    from shardls.analysis.library import CallArgs
+
+VMAP = "jax.vmap"
+
+
+def in_axes_of(value: Value | None, count: int) -> list[int | None] | None:
+    """`in_axes`: 0 when absent, one int or None for all arguments, or one per argument; None
+    when it is not read."""
+    if value is None:
+        return [0] * count
+    if not isinstance(value, Seq):
+        single = _axis(value)
+        return None if isinstance(single, Unknown) else [single] * count
+    if len(value.items) != count:
+        return None
+    axes: list[int | None] = []
+    for item in value.items:
+        axis = _axis(item)
+        if isinstance(axis, Unknown):
+            return None
+        axes.append(axis)
+    return axes
+
+
+def _axis(value: Value) -> int | None | Unknown:
+    if isinstance(value, Const) and value.value is None:
+        return None
+    found = as_int(value)
+    return found if found is not None else Unknown("in_axes= is not known")
+
+
+def spmd_axis_name_of(value: Value | None) -> tuple[str, ...] | None | Unknown:
+    if value is None or (isinstance(value, Const) and value.value is None):
+        return None
+    single = as_str(value)
+    if single is not None:
+        return (single,)
+    if isinstance(value, Seq):
+        names = [as_str(item) for item in value.items]
+        if all(n is not None for n in names):
+            return tuple(n for n in names if n is not None)
+    return Unknown("spmd_axis_name= is not known")
+
+
+def body_arguments(
+    args: Sequence[Value], in_axes_value: Value | None, spmd_value: Value | None
+) -> list[Value]:
+    """What the body's parameters hold at a call with these arguments (`elements`), or nothing
+    known when JAX refuses the call before tracing the body (or its options are not read)."""
+    in_axes = in_axes_of(in_axes_value, len(args))
+    spmd = spmd_axis_name_of(spmd_value)
+    if in_axes is None or isinstance(spmd, Unknown):
+        return []
+    pairs = [
+        (t.type, axis) for t, axis in ((typed(a), axis) for a, axis in zip(args, in_axes, strict=True)) if t
+    ]
+    try:
+        mapping(pairs, spmd)
+    except (TypeRejected, ShapeError):
+        if any(axis is not None for _, axis in pairs):
+            return []
+    return elements(args, in_axes)
+
+
+def elements(args: Sequence[Value], in_axes: Sequence[int | None]) -> list[Value]:
+    """Each argument as the body sees it: a typed mapped argument without its mapped dimension,
+    an unmapped one as it is, anything else unknown."""
+    found: list[Value] = []
+    for arg, axis in zip(args, in_axes, strict=True):
+        t = typed(arg)
+        if axis is None:
+            found.append(arg)
+        elif t is None:
+            found.append(Unknown("an element of a vmapped argument"))
+        else:
+            try:
+                inner = element(t.type, axis)
+            except Exception:  # (an axis out of range: JAX raises, the value has no type)
+                found.append(Unknown("an element of a vmapped argument"))
+                continue
+            inner_typed = TypedArray(inner, t.mesh, t.sources, t.assumptions)
+            found.append(with_type(ArrayV(None, inner.dtype), inner_typed))
+    return found
+
+
+def vmapped_call(call: CallArgs, wrapped: TransformedV) -> Value | None:
+    """The value of `jax.vmap(f, ...)(args)` when every mapped argument's type is known."""
+    arguments = dict(wrapped.arguments)
+    in_axes = in_axes_of(arguments.get("in_axes"), len(call.args))
+    out_axis = as_int(arguments["out_axes"]) if "out_axes" in arguments else 0
+    spmd = spmd_axis_name_of(arguments.get("spmd_axis_name"))
+    if in_axes is None or out_axis is None or isinstance(spmd, Unknown) or call.kwargs:
+        return None
+    if "axis_size" in arguments or not any(a is not None for a in in_axes):
+        return None
+    pairs: list[tuple[ShardedType, int | None]] = []
+    operands: list[TypedArray] = []
+    for arg, axis in zip(call.args, in_axes, strict=True):
+        t = typed(arg)
+        if t is None and axis is not None:
+            return None
+        if t is not None:
+            pairs.append((t.type, axis))
+            operands.append(t)
+    evaluator, frame, node = call.evaluator, call.frame, call.node
+    try:
+        mapped = mapping(pairs, spmd)
+    except TypeRejected as rejected:
+        apply(evaluator, frame, node, "vmap", operands, _raising(rejected), None)
+        return None
+    except Exception:
+        return None
+    outside = evaluator.tracing
+    evaluator.tracing = True  # the body is traced, not run
+    try:
+        result = evaluator.call(wrapped.func, elements(call.args, in_axes), {}, node, frame)
+    finally:
+        evaluator.tracing = outside
+    if isinstance(result, Seq):
+        outputs = [_output(call, operands, r, mapped, out_axis) for r in result.items]
+        return Seq(tuple(o if o is not None else Unknown("vmap output") for o in outputs), result.is_list)
+    return _output(call, operands, result, mapped, out_axis)
+
+
+def _output(
+    call: CallArgs, operands: list[TypedArray], result: Value, mapped: Mapping, out_axis: int
+) -> Value | None:
+    out = typed(result)
+    if out is None:
+        return None
+    return apply(
+        call.evaluator,
+        call.frame,
+        call.node,
+        "vmap",
+        operands,
+        lambda: batched(out.type, mapped, out_axis),
+        None,
+    )
+
+
+def _raising(rejected: TypeRejected) -> Callable[[], ShardedType]:
+    """A rule that is JAX's refusal, so that `apply` records it where the call is."""
+
+    def rule() -> ShardedType:
+        raise rejected
+
+    return rule
