@@ -98,3 +98,15 @@ def test_a_mask_where_eager_and_traced_readings_differ_is_left_untyped() -> None
     read = [s.jax_type for s in analysis.names if s.span.line == body]
     assert "float32[8@X,16@Y]" in read  # the body is analysed with `v` typed...
     assert body not in _errors(analysis)  # ...but SH315 traced, a data-dependent shape eagerly
+
+
+def test_a_placement_keeps_the_weak_type() -> None:
+    # Found by the source-level test: `reshard`/`device_put` of a weak array stay weak in JAX.
+    source = (
+        SOURCE + "weak = jnp.maximum(jax.nn.relu6(ids), 2)\nplaced = jax.sharding.reshard(weak, P('X'))\n"
+    )
+    analysis = analyze(source)
+    line = line_of(source, "placed = ")
+    assert [s.jax_type for s in analysis.names if s.span.line == line and s.name == "placed"] == [
+        "~float32[4@X]"
+    ]

@@ -24,7 +24,13 @@ def _placement(call: CallArgs, base: Value | None) -> Value | None:
     if sharding is None:
         return untyped(base)
     name = call.qualname.rsplit(".", 1)[-1]
-    return place(call.evaluator, call.frame, call.node, name, sharding, base, typed(call.get(0, "x")))
+    source = typed(call.get(0, "x"))
+    result = place(call.evaluator, call.frame, call.node, name, sharding, base, source)
+    if source is None or not source.type.weak_type or result.typed is None:
+        return result
+    # A placement keeps the array's weak type (`reshard` and `device_put` update its sharding only).
+    weak = replace(result.typed, type=replace(result.typed.type, weak_type=True))
+    return replace(result, typed=weak)
 
 
 @calls(
