@@ -21,7 +21,8 @@ def _product(call: CallArgs, base: Value | None) -> Value | None:
     if a is None or b is None or out is UNREADABLE or call.get(None, "preferred_element_type") is not None:
         return untyped(base) if (a or b) else base
     rule = matmul if call.qualname.endswith("matmul") else dot
-    return apply_call(call, [a, b], lambda: rule(a.type, b.type, out_sharding=out), base)
+    refit = None if out is not None else lambda ops, spec: rule(ops[0], ops[1], out_sharding=spec)
+    return apply_call(call, [a, b], lambda: rule(a.type, b.type, out_sharding=out), base, refit=refit)
 
 
 @calls(JNP + "einsum")
@@ -35,7 +36,12 @@ def _einsum(call: CallArgs, base: Value | None) -> Value | None:
     assert a is not None and b is not None
     if call.get(None, "preferred_element_type") is not None:
         return untyped(base)
-    return apply_call(call, [a, b], lambda: einsum(subscripts, a.type, b.type, out_sharding=out), base)
+    refit = (
+        None if out is not None else lambda ops, spec: einsum(subscripts, ops[0], ops[1], out_sharding=spec)
+    )
+    return apply_call(
+        call, [a, b], lambda: einsum(subscripts, a.type, b.type, out_sharding=out), base, refit=refit
+    )
 
 
 @calls("jax.lax.dot_general")
@@ -48,7 +54,12 @@ def _dot_general(call: CallArgs, base: Value | None) -> Value | None:
         return untyped(base) if (a or b) else base
     if call.get(4, "preferred_element_type") is not None or a.type.dtype != b.type.dtype:
         return untyped(base)  # lax.dot_general does not promote: mixed dtypes are its own error
-    return apply_call(call, [a, b], lambda: dot_general(a.type, b.type, numbers, out_sharding=out), base)
+    refit = (
+        None if out is not None else lambda ops, spec: dot_general(ops[0], ops[1], numbers, out_sharding=spec)
+    )
+    return apply_call(
+        call, [a, b], lambda: dot_general(a.type, b.type, numbers, out_sharding=out), base, refit=refit
+    )
 
 
 def _dimension_numbers(value: Value | None) -> DimensionNumbers | None:

@@ -94,7 +94,16 @@ def typed_binop(
     text = f"{_SYMBOLS.get(op, '?')}"
     operands = typed_of(left, right)
     if op is ast.MatMult:
-        return apply(evaluator, frame, node, text, operands, lambda: matmul(a, b), base)
+        return apply(
+            evaluator,
+            frame,
+            node,
+            text,
+            operands,
+            lambda: matmul(a, b),
+            base,
+            refit=lambda ops, out: matmul(ops[0], ops[1], out_sharding=out),
+        )
     name = _OPERATORS.get(op)
     if name is None:
         return untyped(base)

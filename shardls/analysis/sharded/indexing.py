@@ -14,6 +14,7 @@ from shardls.analysis.sharded.registry import apply_call, calls, ints_argument
 from shardls.analysis.values import Const, Seq, TypedArray, Unknown, Value, as_int
 from shardls.core import PartitionSpec
 from shardls.core.typing import Index, ShapeError, ShardedType, TypeRejected, dynamic_slice, index, lax_slice
+from shardls.core.typing.fixes import OutRule
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator, Frame
@@ -79,8 +80,14 @@ def _indexed(
         operands,
         lambda: index(x.type, entries, concrete=concrete, out_sharding=out),
         result,
+        refit=None if out is not None else _at_get(entries, concrete),
     )
     return typed_result if typed_result is not None else Unknown("indexing rejected by JAX")
+
+
+def _at_get(entries: tuple[Index, ...], concrete: bool) -> OutRule:
+    """The index written as `x.at[...].get(out_sharding=...)`, the form a quick fix offers."""
+    return lambda operands, spec: index(operands[0], entries, concrete=concrete, out_sharding=spec)
 
 
 def depends_on_tracing(rule: Callable[[bool], ShardedType]) -> bool:

@@ -19,6 +19,14 @@ from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, TypedArray, Value, as_int
 from shardls.core import AxisType, DType, Layout, Mesh, PartitionSpec
 from shardls.core.typing import ShapeError, ShardedType, TypeRejected, placed, scalar
+from shardls.core.typing.fixes import (
+    OUT_SHARDING_CODES,
+    RESHARD_CODES,
+    JoinRule,
+    OutRule,
+    out_sharding_choices,
+    reshard_choices,
+)
 from shardls.core.typing.manual import combine
 from shardls.core.typing.promotion import FLOAT32, INT32
 
@@ -79,11 +87,17 @@ def apply(
     base: Value | None,
     *,
     collective: bool = False,
+    refit: OutRule | None = None,
+    realign: JoinRule | None = None,
 ) -> Value | None:
     """The result of `rule` as a value (`base`, the interpreter's own result, with the type), or
     `base` untyped when JAX rejects the operation (recorded) or the call is malformed. Inside a
     shard_map body the result varies along every Manual axis an operand varies along, except
-    for a `collective`, whose rule says which."""
+    for a `collective`, whose rule says which.
+
+    `refit` is the same operation with `out_sharding=` given (the form a quick fix writes),
+    `realign` the same operation on other operands: with them, a rejection records the choices
+    that would make the operation type-check (`shardls.core.typing.fixes`)."""
     if _compiled_eagerly_uncertain(evaluator, operands[0].mesh):
         return untyped(base)
     try:
@@ -91,7 +105,8 @@ def apply(
         if not collective:
             result = combine(result, [o.type for o in operands])
     except TypeRejected as rejected:
-        _record(evaluator, frame, node, operation, None, operands, rejected)
+        fixed = with_fixes(rejected, [o.type for o in operands], refit, realign)
+        _record(evaluator, frame, node, operation, None, operands, fixed)
         return untyped(base)
     except ShapeError:
         return untyped(base)
@@ -162,6 +177,26 @@ def named(evaluator: Evaluator, frame: Frame, node: ast.AST, typed_array: TypedA
                 node=node,
             )
         )
+
+
+def with_fixes(
+    rejected: TypeRejected, operands: Sequence[ShardedType], refit: OutRule | None, realign: JoinRule | None
+) -> TypeRejected:
+    """The rejection with the choices a quick fix has in its problem's data (`out_shardings`:
+    specs with the type each gives; `reshards`: a spec and the operands to reshard to it)."""
+    problem = rejected.problem
+    extra: dict[str, object] = {}
+    if refit is not None and problem.code in OUT_SHARDING_CODES:
+        choices = out_sharding_choices(operands, refit)
+        extra["out_shardings"] = [{"spec": c.spec.to_json(), "type": c.result.jax_type} for c in choices]
+    if realign is not None and problem.code in RESHARD_CODES:
+        moves = reshard_choices(operands, realign)
+        extra["reshards"] = [
+            {"spec": c.spec.to_json(), "operands": list(c.operands), "type": c.result.jax_type} for c in moves
+        ]
+    if not extra:
+        return rejected
+    return TypeRejected(replace(problem, data={**problem.data, **extra}))
 
 
 def record_rejection(

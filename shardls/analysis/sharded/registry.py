@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.sharded.propagate import UNREADABLE, Unreadable, apply, typed
 from shardls.analysis.values import Const, Seq, TypedArray, Value, as_int
 from shardls.core.typing import ShardedType
+from shardls.core.typing.fixes import JoinRule, OutRule
 
 if TYPE_CHECKING:
     from shardls.analysis.library import CallArgs
@@ -44,10 +45,18 @@ def typed_call(call: CallArgs, result: Value | None) -> Value | None:
 
 
 def apply_call(
-    call: CallArgs, operands: list[TypedArray], rule: Callable[[], ShardedType], base: Value | None
+    call: CallArgs,
+    operands: list[TypedArray],
+    rule: Callable[[], ShardedType],
+    base: Value | None,
+    *,
+    refit: OutRule | None = None,
+    realign: JoinRule | None = None,
 ) -> Value | None:
     name = call.qualname.rsplit(".", 1)[-1]
-    return apply(call.evaluator, call.frame, call.node, name, operands, rule, base)
+    return apply(
+        call.evaluator, call.frame, call.node, name, operands, rule, base, refit=refit, realign=realign
+    )
 
 
 MethodRule = Callable[["CallArgs", TypedArray, Value | None], Value | None]

@@ -114,8 +114,10 @@ def _join(call: CallArgs, base: Value | None) -> Value | None:
         if axis is None:
             return untyped(base)
         at = axis
-        return apply_call(call, known, lambda: stack(types, at), base)
-    return apply_call(call, known, lambda: concatenate(types, axis), base)
+        return apply_call(call, known, lambda: stack(types, at), base, realign=lambda ops: stack(ops, at))
+    return apply_call(
+        call, known, lambda: concatenate(types, axis), base, realign=lambda ops: concatenate(ops, axis)
+    )
 
 
 @calls(JNP + "split", JNP + "array_split")
@@ -215,4 +217,5 @@ def _reshaped(
     out = spec_argument(call.get(None, "out_sharding"))
     if sizes is UNREADABLE or out is UNREADABLE or call.get(None, "order") is not None:
         return untyped(base)
-    return apply_call(call, [x], lambda: reshape(x.type, sizes, out_sharding=out), base)
+    refit = None if out is not None else lambda ops, spec: reshape(ops[0], sizes, out_sharding=spec)
+    return apply_call(call, [x], lambda: reshape(x.type, sizes, out_sharding=out), base, refit=refit)
