@@ -29,6 +29,7 @@ from shardls.analysis.scopes import (
 )
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
+from shardls.analysis.sharded.manual import shard_mapped_function_call
 from shardls.analysis.sharded.operations import typed_binop, typed_subscript
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
@@ -1028,6 +1029,9 @@ class Evaluator:
             result = self.library.call(self, func.qualname, args, kwargs, call_node, frame)
             return result if result is not None else Unknown(f"result of {func.qualname}()")
         if isinstance(func, FunctionV):
+            mapped = shard_mapped_function_call(self, func, args, kwargs, frame)
+            if mapped is not None:
+                return mapped
             return self.call_function(func, args, kwargs, frame)
         if isinstance(func, ClassV):
             return self.instantiate(func.cls, args, kwargs, node, frame)

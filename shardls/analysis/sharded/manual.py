@@ -10,6 +10,7 @@ Anything unread (an axis name from a variable, `axis_index_groups=`) means no ty
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ from shardls.analysis.values import (
     Const,
     FunctionV,
     MeshV,
+    Ref,
     Seq,
     SetV,
     SpecV,
@@ -46,6 +48,7 @@ from shardls.core.typing.collectives import reduce as collective_reduce
 from shardls.core.typing.manual import block, inferred_in_spec, manual_mesh, output
 
 if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator, Frame
     from shardls.analysis.library import CallArgs
 
 LAX = "jax.lax."
@@ -132,63 +135,120 @@ def axis_names(value: Value | None) -> frozenset[str] | None | Unknown:
 
 
 def shard_mapped_call(call: CallArgs, wrapped: TransformedV) -> Value | None:
-    """The value of calling a shard_mapped function (`jax.shard_map(f, ...)(x)`) with typed
-    arguments: the body evaluated on their blocks, its outputs laid out by out_specs. Only the
-    plain forms (one spec for all arguments or one per argument, one spec per output) are
-    typed; the recognizer reports what JAX rejects, and a rejected call has no value here."""
-    arguments = dict(wrapped.arguments)
-    meshes = _call_meshes(call, arguments)
+    """The value of calling a shard_mapped function (`jax.shard_map(f, ...)(x)`)."""
+    evaluator = call.evaluator
+    func = wrapped.func
+    name = func.func.name if isinstance(func, FunctionV) else "f"
+    written = wrapped.node.args[0] if wrapped.node.args else None
+
+    def run(blocks: list[Value]) -> Value:
+        if isinstance(written, ast.Lambda) and call.node.func is wrapped.node:
+            # `jax.shard_map(lambda a: ..., ...)(x)`: the lambda's body, where it is written
+            names = [a.arg for a in [*written.args.posonlyargs, *written.args.args]]
+            if len(names) != len(blocks):
+                return Unknown("the lambda takes other arguments")
+            frame = replace(call.frame, locals={**call.frame.locals, **dict(zip(names, blocks, strict=True))})
+            return evaluator.evaluate(written.body, frame)
+        return evaluator.call(func, blocks, {}, call.node, call.frame)
+
+    return _mapped_call(evaluator, call.args, call.kwargs, dict(wrapped.arguments), run, name)
+
+
+def shard_mapped_function_call(
+    evaluator: Evaluator, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame
+) -> Value | None:
+    """The value of calling a function decorated with `@jax.shard_map(...)` (or
+    `@partial(jax.shard_map, ...)`); None when it is not so decorated. Its body must never run
+    on the caller's global arrays: when the call is not typed, its value is unknown."""
+    arguments = _decorator_arguments(evaluator, func) if func.func.node.decorator_list else None
+    if arguments is None:
+        return None
+
+    def run(blocks: list[Value]) -> Value:
+        return evaluator.call_function(func, blocks, {}, frame)
+
+    found = _mapped_call(evaluator, args, kwargs, arguments, run, func.func.name)
+    return found if found is not None else Unknown(f"the result of the shard_mapped {func.func.name}()")
+
+
+def _decorator_arguments(evaluator: Evaluator, func: FunctionV) -> dict[str, Value] | None:
+    """The arguments of a shard_map decorator on `func`, evaluated where the `def` is."""
+    from shardls.analysis.evaluator import Frame
+    from shardls.analysis.library.transforms import wrapper_arguments
+
+    info = func.func
+    for decorator in info.node.decorator_list:
+        if not isinstance(decorator, ast.Call) or "shard_map" not in ast.unparse(decorator.func) + (
+            ast.unparse(decorator.args[0]) if decorator.args else ""
+        ):
+            continue
+        frame = Frame(info.module, info.parent, info.segment, info.parent.order_of.get(id(info.node)), {})
+        wrapper = evaluator.evaluate(decorator.func, frame)
+        args, kwargs = evaluator.call_arguments(decorator, frame)
+        if isinstance(wrapper, Ref) and wrapper.qualname == "functools.partial" and args:
+            wrapper, args = args[0], args[1:]
+        if isinstance(wrapper, Ref) and wrapper.qualname in SHARD_MAP_APIS:
+            return wrapper_arguments(wrapper.qualname, [func, *args], kwargs)
+    return None
+
+
+def _mapped_call(
+    evaluator: Evaluator,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    arguments: dict[str, Value],
+    run: Callable[[list[Value]], Value],
+    name: str,
+) -> Value | None:
+    """A shard_mapped call with typed arguments: the body (`run`) evaluated on their blocks, its
+    outputs laid out by out_specs. Only the plain forms (one spec for all arguments or one per
+    argument, one spec per output) are typed; the recognizer reports what JAX rejects, and a
+    rejected call has no value here."""
+    meshes = _call_meshes(evaluator, arguments)
     vma = check_vma(arguments.get("check_vma", arguments.get("check_rep")))
-    if meshes is None or vma is None or call.kwargs:
+    if meshes is None or vma is None or kwargs:
         return None
     outside, inside = meshes
-    in_specs = (
-        _specs(arguments["in_specs"], len(call.args)) if "in_specs" in arguments else [None] * len(call.args)
-    )
+    in_specs = _specs(arguments["in_specs"], len(args)) if "in_specs" in arguments else [None] * len(args)
     if in_specs is None:
         return None
     blocks: list[Value] = []
-    for argument, spec in zip(call.args, in_specs, strict=True):
+    for argument, spec in zip(args, in_specs, strict=True):
         if not isinstance(argument, ArrayV) or argument.typed is None:
             return None
-        block_value, rejected = typed_block(
-            argument, ArrayV(None, argument.dtype), spec, inside, vma, _name(wrapped)
-        )
+        block_value, rejected = typed_block(argument, ArrayV(None, argument.dtype), spec, inside, vma, name)
         if rejected is not None or block_value.typed is None:
             return None
         blocks.append(block_value)
-    evaluator = call.evaluator
     previous = evaluator.context_mesh, evaluator.tracing
     evaluator.context_mesh, evaluator.tracing = inside, True
     try:
-        result = evaluator.call(wrapped.func, blocks, {}, call.node, call.frame)
+        result = run(blocks)
     finally:
         evaluator.context_mesh, evaluator.tracing = previous
     out_specs = arguments.get("out_specs")
     if isinstance(out_specs, SpecV) and isinstance(result, ArrayV):
-        return _output(result, out_specs, outside, vma, wrapped)
+        return _output(result, out_specs, outside, vma, name)
     if isinstance(out_specs, Seq) and isinstance(result, Seq) and len(out_specs.items) == len(result.items):
         outputs = [
-            _output(r, o, outside, vma, wrapped) for r, o in zip(result.items, out_specs.items, strict=True)
+            _output(r, o, outside, vma, name) for r, o in zip(result.items, out_specs.items, strict=True)
         ]
         if all(isinstance(o, ArrayV) for o in outputs):
             return Seq(tuple(o for o in outputs if o is not None), result.is_list)
     return None
 
 
-def _output(result: Value, spec: Value, outside: MeshV, vma: bool, wrapped: TransformedV) -> ArrayV | None:
+def _output(result: Value, spec: Value, outside: MeshV, vma: bool, name: str) -> ArrayV | None:
     if not isinstance(spec, SpecV) or spec.unknown_entries or not isinstance(result, ArrayV):
         return None
-    value, rejected = typed_output(
-        result, ArrayV(None, result.dtype), spec.spec, outside, vma, _name(wrapped)
-    )
+    value, rejected = typed_output(result, ArrayV(None, result.dtype), spec.spec, outside, vma, name)
     return value if rejected is None and value is not None and value.typed is not None else None
 
 
-def _call_meshes(call: CallArgs, arguments: dict[str, Value]) -> tuple[MeshV, MeshV] | None:
+def _call_meshes(evaluator: Evaluator, arguments: dict[str, Value]) -> tuple[MeshV, MeshV] | None:
     """The call's mesh (mesh=, which must be the context mesh when there is one, else the
     context mesh) and the body's, when both are known and resolved."""
-    context = call.evaluator.context_mesh
+    context = evaluator.context_mesh
     declared = arguments.get("mesh")
     if declared is not None and not isinstance(declared, MeshV):
         return None
@@ -211,12 +271,6 @@ def _specs(value: Value, count: int) -> list[PartitionSpec | None] | None:
         specs = [v.spec for v in value.items if isinstance(v, SpecV) and not v.unknown_entries]
         return list(specs) if len(specs) == count else None
     return None
-
-
-def _name(wrapped: TransformedV) -> str:
-    """The wrapped function's name, as JAX's messages give it."""
-    func = wrapped.func
-    return func.func.name if isinstance(func, FunctionV) else "f"
 
 
 # -- collectives ---------------------------------------------------------------------------------
