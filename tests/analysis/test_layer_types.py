@@ -24,6 +24,7 @@ WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
 HANG = 600
 
 HEAD = """\
+import functools
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, PartitionSpec as P
@@ -81,6 +82,10 @@ v23 = nnx.LinearGeneral(
 v24 = nnx.Einsum("bd,dhk->bhk", (16, 4, 8), (4, 8), kernel_init=heads, rngs=nnx.Rngs(0))(x)
 v25 = nnx.Einsum("bsd,dhk->bshk", (16, 4, 8), kernel_init=heads, rngs=nnx.Rngs(0))(x3)
 v26 = nnx.Einsum(" bd, dhk -> bhk", (16, 4, 8), rngs=nnx.Rngs(0))(x, out_sharding=P(None, "model"))
+explicit = functools.partial(lecun, out_sharding=P(None, "model"))
+v27 = nnx.Linear(16, 32, kernel_init=explicit, rngs=nnx.Rngs(0))(x)
+on_mesh = nnx.with_partitioning(lecun, (None, "model"), mesh=mesh)
+v28 = nnx.Linear(16, 32, kernel_init=on_mesh, rngs=nnx.Rngs(0))(x)
 """
 
 MODULE = """\
@@ -258,7 +263,12 @@ def test_the_layer_s_own_lines_say_where_its_axes_come_from(tmp_path: Path) -> N
     analysis = _analysis(source, tmp_path)
     line = source.splitlines().index("v1 = cols(x)")
     (site,) = [s for s in analysis.names if s.span.line == line and s.name == "v1"]
-    assert set(site.type_sources) == {"data: device_put at line 8", "model: Linear.kernel at line 14"}
+    placed = 1 + next(i for i, text in enumerate(source.splitlines()) if text.startswith("x = "))
+    made = 1 + next(i for i, text in enumerate(source.splitlines()) if text.startswith("cols = "))
+    assert set(site.type_sources) == {
+        f"data: device_put at line {placed}",
+        f"model: Linear.kernel at line {made}",
+    }
 
 
 def test_the_names_inside_a_module_s_call_have_their_types(tmp_path: Path) -> None:

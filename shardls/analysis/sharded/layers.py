@@ -348,7 +348,9 @@ def _param(layer: LayerV, name: str, x: TypedArray) -> TypedArray | None:
         return None
     dims = [as_int(d) for d in found.shape]
     shape = tuple(d for d in dims if d is not None)
-    if len(shape) != len(dims) or (found.dtype is None and _argument(layer, "param_dtype") is not None):
+    if len(shape) != len(dims) or min(shape, default=0) < 0:
+        return None
+    if found.dtype is None and _argument(layer, "param_dtype") is not None:
         return None
     dtype = found.dtype or FLOAT32
     where = f"{layer.kind}.{name} at line {layer.call.frame.line_of(layer.call.node) + 1}"
