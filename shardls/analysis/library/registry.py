@@ -79,6 +79,7 @@ def tables() -> tuple[
         meshes,
         nnx,
         operations,
+        pytrees,
         sharding,
         transforms,
     )

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.facts import SiteKind
+from shardls.analysis.facts import SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
 from shardls.analysis.library.operations import IndexedV
+from shardls.analysis.recognizers.wrapped import Argument, pair_span, pair_tree
 from shardls.analysis.sites import SiteBuilder, method_name, recognizes, shape_reason
-from shardls.analysis.values import ArrayV, BoundMethod, ShardingV, Value, options
+from shardls.analysis.values import ArrayV, BoundMethod, DictV, Seq, ShardingV, Value, options
 from shardls.analysis.walker import Visit
 from shardls.core import UsageContext
 
@@ -41,14 +42,67 @@ def _place(
     target: Value | None,
     assumptions: tuple[str, ...] = (),
 ) -> None:
+    """One site for an array and its sharding; for pytrees (`jax.device_put(params, shardings)`,
+    a tuple of arrays with one sharding), one per array, each with the sharding JAX gives it: the
+    shardings tree is a prefix of the arrays' tree, a leaf applying to every array below it."""
+    if (sharding_of(target) is None and isinstance(target, (Seq, DictV))) or isinstance(array, (Seq, DictV)):
+        span = call.frame.span(call.node)
+        label = visit.target or _argument_name(call) or ""
+        argument = Argument(array, call.arg_node(0, "x"), label)
+        unpacked = _unpacked_names(visit)
+        for pair in pair_tree(target, None, argument) if target is not None else ():
+            where = pair_span(call.frame, pair, span)
+            name = _leaf_name(pair.label, unpacked) or label or None
+            _place_one(builder, visit, call, kind, usage, pair.value, pair.spec, assumptions, where, name)
+        return
+    name = visit.target or _argument_name(call)
+    _place_one(
+        builder, visit, call, kind, usage, array, target, assumptions, call.frame.span(call.node), name
+    )
+
+
+def _unpacked_names(visit: Visit) -> tuple[str, ...]:
+    """`a, b = jax.device_put((x, y), s)`: the names the placed tuple is unpacked into."""
+    statement = visit.statement
+    if (
+        not isinstance(statement, ast.Assign)
+        or statement.value is not visit.call
+        or len(statement.targets) != 1
+    ):
+        return ()
+    target = statement.targets[0]
+    if not isinstance(target, ast.Tuple) or not all(isinstance(e, ast.Name) for e in target.elts):
+        return ()
+    return tuple(e.id for e in target.elts if isinstance(e, ast.Name))
+
+
+def _leaf_name(path: str, unpacked: tuple[str, ...]) -> str:
+    """A leaf's name: its path (`params['w']`), or the name its tuple item is unpacked into."""
+    if unpacked and path.startswith("["):
+        index, _, rest = path[1:].partition("]")
+        if index.isdigit() and int(index) < len(unpacked):
+            return unpacked[int(index)] + rest
+    return path
+
+
+def _place_one(
+    builder: SiteBuilder,
+    visit: Visit,
+    call: CallArgs,
+    kind: SiteKind,
+    usage: UsageContext,
+    array: Value | None,
+    target: Value | None,
+    assumptions: tuple[str, ...],
+    span: Span,
+    name: str | None,
+) -> None:
     sharding = sharding_of(target)
     if sharding is None:
         return
-    span = call.frame.span(call.node)
     mesh = builder.select_mesh(sharding, visit, usage, sharding.spec.span or span)
     shape = shape_of(array) if isinstance(array, ArrayV) else None
     dtype = array.dtype if isinstance(array, ArrayV) else None
-    name = visit.target or _argument_name(call)
     builder.add_layout(
         kind,
         visit,

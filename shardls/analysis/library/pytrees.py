@@ -1,0 +1,109 @@
+"""`jax.tree.map` (and `jax.tree_util.tree_map`, `jax.tree_map`) over trees whose structure is
+known: tuples, lists and dicts of specs, shardings or arrays.
+
+Real code builds its sharding trees this way (`jax.tree.map(lambda s: NamedSharding(mesh, s),
+specs)`) and transforms its parameter trees (`jax.tree.map(lambda x: x.astype(dtype), params)`).
+The function is applied to each leaf (a lambda's body is evaluated with its parameters bound to
+the leaves), and the result has the tree's structure. A leaf whose value is not known may itself
+be a subtree, so the result is unknown there rather than a guess; so is anything under a custom
+pytree node (a dataclass instance) and any `is_leaf=` the evaluator cannot decide.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from shardls.analysis.evaluator import truthiness
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.registry import calls
+from shardls.analysis.values import Const, DictV, InstanceV, Seq, Unknown, Value
+
+_TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map")
+
+
+class _Unmappable(Exception):
+    """The trees' structure is not known well enough to map over."""
+
+
+@calls(*_TREE_MAPS)
+def _tree_map(call: CallArgs) -> Value | None:
+    if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.node.args):
+        return None
+    function, trees = call.args[0], call.args[1:]
+    mapper = _Mapper(call, function)
+    try:
+        return mapper.map(trees[0], trees[1:])
+    except _Unmappable as reason:
+        return Unknown(f"jax.tree.map over {reason}")
+
+
+class _Mapper:
+    """Applies the function leaf by leaf, keeping the first tree's structure."""
+
+    def __init__(self, call: CallArgs, function: Value) -> None:
+        self.call = call
+        self.function = function
+        node = call.arg_node(0, "f")
+        self.lambda_node = node if isinstance(node, ast.Lambda) else None
+        is_leaf = call.arg_node(None, "is_leaf")
+        self.has_is_leaf = is_leaf is not None
+        self.is_leaf_node = is_leaf if isinstance(is_leaf, ast.Lambda) else None
+
+    def map(self, tree: Value, rest: list[Value]) -> Value:
+        if self.has_is_leaf and self._is_leaf(tree):
+            return self._apply([tree, *rest])
+        if isinstance(tree, Const) and tree.value is None:
+            return tree  # None is an empty subtree
+        if isinstance(tree, Seq):
+            others = [self._children(other, len(tree.items)) for other in rest]
+            items = tuple(
+                self.map(item, [children[i] for children in others]) for i, item in enumerate(tree.items)
+            )
+            return Seq(items, tree.is_list)
+        if isinstance(tree, DictV):
+            values = tuple(
+                self.map(value, [self._value(other, key) for other in rest])
+                for key, value in zip(tree.keys, tree.values)
+            )
+            return DictV(tree.keys, values)
+        if isinstance(tree, (Unknown, InstanceV)):
+            raise _Unmappable("a tree whose structure is not known")
+        return self._apply([tree, *rest])
+
+    def _children(self, other: Value, length: int) -> tuple[Value, ...]:
+        if isinstance(other, Seq) and len(other.items) == length:
+            return other.items
+        raise _Unmappable("trees of different structures")
+
+    def _value(self, other: Value, key: Value) -> Value:
+        found = other.get(key.value) if isinstance(other, DictV) and isinstance(key, Const) else None
+        if found is None:
+            raise _Unmappable("trees of different structures")
+        return found
+
+    def _is_leaf(self, tree: Value) -> bool:
+        if self.is_leaf_node is None:
+            raise _Unmappable("an is_leaf= that is not a lambda")
+        truth = truthiness(self._lambda(self.is_leaf_node, [tree]))
+        if truth is None:
+            raise _Unmappable("an is_leaf= shardls cannot decide")
+        return truth
+
+    def _apply(self, leaves: list[Value]) -> Value:
+        if self.lambda_node is not None:
+            return self._lambda(self.lambda_node, leaves)
+        call = self.call
+        return call.evaluator.call(self.function, leaves, {}, call.node, call.frame)
+
+    def _lambda(self, node: ast.Lambda, leaves: list[Value]) -> Value:
+        """A lambda's body with its parameters bound to the leaves (`lambda *xs: ...` too)."""
+        args = node.args
+        names = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if len(leaves) < len(names) or (len(leaves) > len(names) and args.vararg is None):
+            raise _Unmappable("a function that does not take one leaf of each tree")
+        bound: dict[str, Value] = dict(zip(names, leaves))
+        if args.vararg is not None:
+            bound[args.vararg.arg] = Seq(tuple(leaves[len(names) :]))
+        frame = self.call.frame
+        return self.call.evaluator.evaluate(node.body, replace(frame, locals={**frame.locals, **bound}))

@@ -1,0 +1,70 @@
+"""`jax.tree.map` over known trees, and placements of pytrees (issue 12 §2: "pytrees and
+tables", "a sharding as a pytree prefix in device_put"). Where a tree's structure is not known,
+nothing is guessed."""
+
+from __future__ import annotations
+
+from analysis_helpers import analyze, site_named
+
+HEADER = """
+import jax, jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+params = {"w": jnp.ones((16, 32)), "b": jnp.ones((32,))}
+"""
+
+
+def test_tree_map_over_several_trees_and_with_is_leaf() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+specs = {"w": P("data", "model"), "b": P("model")}
+placed = jax.tree.map(lambda x, s: jax.device_put(x, NamedSharding(mesh, s)), params, specs)
+w = jax.device_put(placed["w"], NamedSharding(mesh, P("model")))
+nested = ((jnp.ones((8, 4)), jnp.ones((8,))),)
+firsts = jax.tree.map(lambda t: t[0], nested, is_leaf=lambda t: isinstance(t, tuple) and len(t) == 2)
+f = jax.device_put(firsts[0], NamedSharding(mesh, P("data")))
+summed = jax.tree.map(lambda *xs: xs[0] + xs[1], params, params)
+s = jax.device_put(summed["b"], NamedSharding(mesh, P("model")))
+"""
+    )
+    assert site_named(analysis, "w").shard_shape == (4, 32)
+    assert site_named(analysis, "f").shard_shape == (4, 4)
+    assert site_named(analysis, "s").shard_shape == (8,)
+    assert not analysis.diagnostics
+
+
+def test_tree_map_over_an_unknown_or_mismatched_tree_is_unknown() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def load(state):
+    doubled = jax.tree.map(lambda x: x * 2, {"w": state})
+    return jax.device_put(doubled["w"], NamedSharding(mesh, P("data")))
+
+mismatched = jax.tree.map(lambda x, y: x + y, params, {"w": jnp.ones((16, 32))})
+m = jax.device_put(mismatched["w"], NamedSharding(mesh, P("data")))
+"""
+    )
+    assert [s.shape for s in analysis.sites if s.name == "doubled"] in ([], [None])
+    assert site_named(analysis, "m").shape is None
+
+
+def test_a_tree_of_shardings_places_each_array_and_unknown_arrays_keep_their_sharding() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+shardings = {"w": NamedSharding(mesh, P(None, "model")), "b": NamedSharding(mesh, P())}
+placed = jax.device_put(params, shardings)
+
+def restore(state):
+    return jax.device_put(state, shardings)
+"""
+    )
+    by_name = {(s.name, s.shape is None) for s in analysis.sites if s.kind.value == "device_put"}
+    assert ("placed['w']", False) in by_name and ("placed['b']", False) in by_name
+    assert site_named(analysis, "placed['w']").shard_shape == (16, 8)
+    assert site_named(analysis, "placed['b']").shard_shape == (32,)
+    restored = [s for s in analysis.sites if s.name and s.name.startswith("state")]
+    assert restored and all(s.shape is None for s in restored)
+    assert not analysis.diagnostics
