@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterator, Mapping
@@ -291,6 +292,11 @@ class Evaluator:
         """How many values with several options (`Choice`) the current evaluation is inside: a
         result computed from one option is one possibility, not a certainty."""
         self._memo_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = {}
+        self.exhausted = 0
+        """How many times a statement's or file's budget ran out (in a question, or in the walk's
+        `spend`): a result computed meanwhile depends on where it was computed, so it is not
+        kept for reuse (`analysis/reuse.py`). A question that runs out of its own `steps` gives
+        the same answer wherever it is asked."""
 
     @property
     def budget_left(self) -> int | None:
@@ -301,7 +307,10 @@ class Evaluator:
         """Charge work done between questions (the walker's) to the budgets in force, so that
         they bound all the work on a statement or file; False once one is used up."""
         self._pools[:] = [max(0, left - steps) for left in self._pools]
-        return not self._pools or min(self._pools) > 0
+        if not self._pools or min(self._pools) > 0:
+            return True
+        self.exhausted += 1
+        return False
 
     @contextlib.contextmanager
     def budget(self, steps: int) -> Iterator[None]:
@@ -329,6 +338,7 @@ class Evaluator:
             return self.eval(node, frame)
         except BudgetExceeded:
             if self._allowed < self.limits.steps:
+                self.exhausted += 1
                 return Unknown("the evaluation budget of this statement or file is used up")
             return Unknown("evaluation budget exhausted")
         except RecursionError:
@@ -1235,14 +1245,19 @@ class Evaluator:
         return as_sequence if as_sequence is not None else value
 
     def choice(self, values: list[Value]) -> Value:
+        """The distinct options of `values`, the first `Limits.choices` of them (no later option
+        can change those, so the search stops there: a loop over 10,000 items is not compared
+        item by item with every other)."""
         flat: list[Value] = []
         for value in values:
             for option in options(value):
                 if option not in flat:
                     flat.append(option)
+                    if len(flat) == self.limits.choices:
+                        return Choice(tuple(flat))
         if len(flat) == 1:
             return flat[0]
-        return Choice(tuple(flat[: self.limits.choices]))
+        return Choice(tuple(flat))
 
     def _map(self, value: Value, function: Callable[[Value], Value]) -> Value:
         if isinstance(value, Choice):
@@ -1260,7 +1275,10 @@ class Evaluator:
             self.branching -= 1
 
 
+@functools.lru_cache(maxsize=4096)
 def _expression_text(node: ast.AST) -> str:
+    """How provenance names a computed value (cached per node: a loop or a comprehension
+    computes the same expression thousands of times, and `ast.unparse` is costly)."""
     try:
         text = ast.unparse(node)
     except Exception:

@@ -17,6 +17,7 @@ from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
+from shardls.analysis.reuse import frame_key, reuse_of
 from shardls.analysis.scopes import (
     ClassInfo,
     FunctionInfo,
@@ -277,8 +278,7 @@ class Walker:
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or jitted_by_decorator(node)
         depth = search.depth + (1 if search.callee is not None else 0)
-        provided = self._provided_contexts(info, frame, context, depth)
-        contexts = provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+        provided, contexts = self._body_contexts(info, frame, context, depth)
         decorated = traced_by_decorator(node)
         for locals_, caller in contexts[:MAX_CONTEXTS]:
             traced = (
@@ -300,6 +300,24 @@ class Walker:
             yield from self._statements(
                 node.body, inner, inner_context, info.scope, replace(search, depth=depth)
             )
+
+    def _body_contexts(
+        self, info: FunctionInfo, frame: Frame, context: Context, depth: int
+    ) -> tuple[bool, list[tuple[dict[str, Value], Context]]]:
+        """The contexts the function's body runs in, and whether a provider (`body_contexts`)
+        gave them. Found once per distinct question and reused (`analysis/reuse.py`): the same
+        function is reached by every pass and by every caller search that walks its segment."""
+
+        def find() -> tuple[bool, list[tuple[dict[str, Value], Context]]]:
+            provided = self._provided_contexts(info, frame, context, depth)
+            return bool(provided), provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+
+        key = ("contexts", id(info.node), id(self.module), frame_key(frame), context, depth)
+        try:
+            hash(key)
+        except TypeError:  # a context holding an unhashable value: found afresh
+            return find()
+        return reuse_of(self.evaluator).answer(key, (info, self.module, frame), find)
 
     def _provided_contexts(
         self, info: FunctionInfo, frame: Frame, context: Context, depth: int
@@ -333,9 +351,25 @@ class Walker:
         callee_name = owner.name if owner is not None else info.name
         found: list[tuple[dict[str, Value], Context]] = []
         for visit in self.calls_named(callee_name, depth):
+            locals_ = self._bound_by(info, visit)
+            if locals_ is None:
+                continue
+            where = f"{callee_name}(...) at line {visit.frame.line_of(visit.call) + 1}"
+            found.append((locals_, replace(visit.context, call_site=where)))
+            if len(found) >= MAX_CONTEXTS:
+                break
+        return found
+
+    def _bound_by(self, info: FunctionInfo, visit: Visit) -> dict[str, Value] | None:
+        """The function's parameters as a call binds them (None: the call calls something else).
+        Found once per call and frame (`analysis/reuse.py`): the same caller is visited by the
+        searches of every depth, and the same bindings then let what they compute be memoised."""
+
+        def bind() -> dict[str, Value] | None:
+            owner = info.owner
             func = self.evaluator.evaluate(visit.call.func, visit.frame)
             if not any(_is_same(option, info, owner) for option in options(func)):
-                continue
+                return None
             args, kwargs = self.evaluator.call_arguments(visit.call, visit.frame)
             # A constructor call passes no `self`: the first argument binds the second parameter.
             receiver = InstanceV(owner, (), visit.call) if owner is not None else None
@@ -344,11 +378,10 @@ class Walker:
                 self_name = info.params[0].arg
                 locals_.pop(self_name, None)
                 locals_[self_name] = InstanceV(owner, tuple(locals_.items()), visit.call)
-            where = f"{callee_name}(...) at line {visit.frame.line_of(visit.call) + 1}"
-            found.append((locals_, replace(visit.context, call_site=where)))
-            if len(found) >= MAX_CONTEXTS:
-                break
-        return found
+            return locals_
+
+        key = ("bound", id(info.node), id(visit.call), frame_key(visit.frame))
+        return reuse_of(self.evaluator).answer(key, (info, visit.call, visit.frame), bind)
 
     # -- contexts ----------------------------------------------------------------------------
 

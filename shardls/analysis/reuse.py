@@ -1,0 +1,110 @@
+"""Work done once per analysis and reused: the contexts a function's body runs in.
+
+The walker needs, for every function it reaches, the contexts its body runs in (the bindings of
+its parameters at each visible call, and the caller's mesh and rules), which it finds by walking
+the callers and evaluating their arguments. The same function is reached again and again: by
+every pass over the file (the mesh pass, the sites, the typing pass), by every segment whose
+caller search walks the segment that defines it, and once per context of an enclosing function.
+Each time the callers were walked and their arguments evaluated anew, and since each search
+made fresh frames, nothing below it was memoised either (`Evaluator.binding_value` keys by the
+frame's locals). Here the answer is kept per distinct question, so the callers are walked once
+and later walks reuse the very same frames (whose memoised bindings then hold too).
+
+A kept answer must be what computing it again would give, and must leave the same traces:
+
+- what computing it read (module-level names, imported modules, searched callees: `Reads`,
+  which key the incremental cache of each segment) is noted again on every reuse;
+- the sharded-type events it recorded are replayed, as `Evaluator.binding_value` does;
+- an answer computed while any budget ran out (`Evaluator.exhausted`) may be incomplete, and
+  is not kept: a later question with budget to spare computes it fully.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from shardls.analysis.evaluator import Evaluator, Frame, Reads
+from shardls.analysis.sharded.events import TypeEvent
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Kept(Generic[T]):
+    value: T
+    reads: Reads
+    events: tuple[TypeEvent, ...]
+    alive: tuple[object, ...]
+    """The objects whose ids the key uses, kept alive so that no id is reused meanwhile."""
+
+
+class Reuse:
+    """The answers kept for one evaluator (one file's analysis)."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self._evaluator = weakref.ref(evaluator)
+        self._kept: dict[Hashable, _Kept[object]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def answer(self, key: Hashable, alive: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """`compute()`, or what it gave for the same `key` before. The key must name everything
+        the answer depends on (by id for objects kept in `alive`)."""
+        evaluator = self._evaluator()
+        assert evaluator is not None
+        kept = self._kept.get(key)
+        if kept is not None:
+            self.hits += 1
+            _note(evaluator.reads, kept.reads)
+            if evaluator.typing is not None and kept.events:
+                evaluator.typing.replay(kept.events)
+            return kept.value  # type: ignore[return-value]
+        self.misses += 1
+        outer, inner = evaluator.reads, Reads()
+        recorder = evaluator.typing
+        mark = recorder.mark() if recorder is not None else 0
+        exhausted = evaluator.exhausted
+        evaluator.reads = inner
+        try:
+            value = compute()
+        finally:
+            evaluator.reads = outer
+            _note(outer, inner)
+        if evaluator.exhausted == exhausted:
+            events = recorder.since(mark) if recorder is not None else ()
+            self._kept[key] = _Kept(value, inner, events, alive)
+        return value
+
+
+def _note(target: Reads | None, reads: Reads) -> None:
+    if target is not None:
+        target.names |= reads.names
+        target.modules.update(reads.modules)
+        target.callees |= reads.callees
+
+
+def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int]:
+    """A frame by the identity of what it holds (the frame must be kept alive with the key):
+    its locals by identity too, as `Evaluator.binding_value` memoises by them."""
+    return (
+        id(frame.module),
+        id(frame.scope),
+        id(frame.segment),
+        frame.position,
+        frame.call_depth,
+        id(frame.locals) if frame.locals else 0,
+    )
+
+
+_REUSES: weakref.WeakKeyDictionary[Evaluator, Reuse] = weakref.WeakKeyDictionary()
+
+
+def reuse_of(evaluator: Evaluator) -> Reuse:
+    """The answers kept for `evaluator` (they live as long as it does)."""
+    found = _REUSES.get(evaluator)
+    if found is None:
+        found = _REUSES[evaluator] = Reuse(evaluator)
+    return found
