@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
+from shardls.analysis.expected_raises import expected_by_tests
 from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, SiteKind, Span
 from shardls.analysis.library import CallArgs, Environment, Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
@@ -199,7 +200,7 @@ class Analyzer:
         complete = bool(evaluator.budget_left)
         assumed = _assumed_count(pragmas, settings, device_count)
         split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
-        kept, silenced = split.kept, split.silenced
+        kept, silenced = expected_by_tests(split.kept, module.source), split.silenced
         merged = merge_types(sites)
         ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=_site_order))
         names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=_site_order))
