@@ -9,8 +9,10 @@ skips them and columns stay where they were. Nothing is executed.
 from __future__ import annotations
 
 import bisect
+import io
 import json
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -98,14 +100,38 @@ def _python_lines(source: str) -> list[str]:
     lines = list(source_lines(source.removesuffix("\n").removesuffix("\r")))
     if lines[0].startswith("%%"):
         return [_commented(text) if text.strip() else text for text in lines]
+    inside = _inside_statements(source)
     python: list[str] = []
     continued = False
-    for text in lines:
+    for number, text in enumerate(lines):
         # IPython joins a magic or shell line ending in `\` with the next one (`!git clone \`).
-        converted = _commented(text) if continued and text.strip() else _python_line(text)
+        if continued and text.strip():
+            converted = _commented(text)
+        else:  # a line that continues a bracket or a string (`% (a, b)` of a format) is Python
+            converted = text if number in inside else _python_line(text)
         python.append(converted)
         continued = (continued or converted != text) and text.rstrip().endswith("\\")
     return python
+
+
+def _inside_statements(source: str) -> set[int]:
+    """0-based lines that continue an open bracket or a multi-line string: never the start of a
+    statement, so never IPython syntax, whatever they start with."""
+    inside: set[int] = set()
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth = max(0, depth - 1)
+            elif token.type == tokenize.NL and depth:
+                inside.add(token.start[0])
+            elif token.type == tokenize.STRING:
+                inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        pass  # the lines read so far are known; the rest are read as before
+    return inside
 
 
 def _python_line(text: str) -> str:

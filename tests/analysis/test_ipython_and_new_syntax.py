@@ -44,6 +44,22 @@ def test_a_shell_line_continued_with_a_backslash_is_one_command() -> None:
     assert notebook.text.splitlines()[2:] == ["     #", "  y = 2 \\", "     + 1"]
 
 
+def test_a_line_inside_brackets_or_strings_is_python_whatever_it_starts_with() -> None:
+    """orbax's MNIST notebook formats with `'...' % (` on a line of its own inside `print(`:
+    read as a magic, it left `)` unmatched (a false SH209)."""
+    cell = (
+        "def report(epoch, loss):\n  print(\n      'epoch: %d, loss: %.4f'\n      % (\n"
+        "          epoch,\n          loss,\n      )\n  )\n"
+        'doc = """\n!not a command\n%not a magic\n"""\n'
+        "if True:\n  !echo still a command\n"
+    )
+    assert diagnostics_of(cell) == []
+    lines = join_cells([(1, cell)]).text.splitlines()
+    assert lines[3] == "      % ("
+    assert lines[9:11] == ["!not a command", "%not a magic"]
+    assert lines[13] == "  pass#echo still a command"
+
+
 def test_a_magic_assignment_has_an_unknown_value_not_a_made_up_one() -> None:
     notebook = join_cells([(1, "x = %pwd\n")])
     assert notebook.text == "x = ...#pwd"
