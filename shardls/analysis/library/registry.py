@@ -78,6 +78,7 @@ def tables() -> tuple[
         differentiation,
         meshes,
         nnx,
+        numpy_random,
         operations,
         pytrees,
         sharding,
