@@ -79,3 +79,26 @@ bad = jax.device_put(jnp.transpose(x, (0, 0, 1)), NamedSharding(mesh, P("fsdp"))
     assert mask.shard_shape == (1, 4, 8) and mask.dtype is not None and mask.dtype.name == "bool"
     assert site_named(analysis, "low").shard_shape == (1, 4)
     assert site_named(analysis, "bad").shape is None
+
+
+def test_dtype_limits_are_numbers_so_adding_one_keeps_the_shape() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def quantize(x, scale_dtype=jnp.float16):
+    amax = jnp.max(jnp.abs(x), axis=(x.ndim - 1,), keepdims=True)
+    scale = (amax / 127.0 + jnp.finfo(scale_dtype).tiny).astype(scale_dtype)
+    return jnp.round(x / scale).astype(jnp.int8), scale.reshape(scale.shape[:-1])
+
+quant, scale = quantize(jnp.ones((8, 16, 4)), scale_dtype=jnp.bfloat16)
+q = jax.device_put(quant, NamedSharding(mesh, P("fsdp")))
+s = jax.device_put(scale, NamedSharding(mesh, P(None, "context")))
+shift = jax.device_put(jnp.ones((8,)) * jnp.iinfo(jnp.int8).max, NamedSharding(mesh, P("fsdp")))
+unknown = jax.device_put(jnp.ones((8,)) + jnp.finfo(some_dtype).eps, NamedSharding(mesh, P("fsdp")))
+"""
+    )
+    q, s = site_named(analysis, "q"), site_named(analysis, "s")
+    assert q.shard_shape == (4, 16, 4) and q.dtype is not None and q.dtype.name == "int8"
+    assert s.shard_shape == (8, 4) and s.dtype is not None and s.dtype.name == "bfloat16"
+    assert site_named(analysis, "shift").shard_shape == (4,)
+    assert site_named(analysis, "unknown").shape is None

@@ -76,6 +76,7 @@ def tables() -> tuple[
         builtins_,
         collectives,
         differentiation,
+        dtype_info,
         meshes,
         nnx,
         numpy_random,
