@@ -25,6 +25,7 @@ HANG = 600
 
 HEAD = """\
 import functools
+import os
 import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, PartitionSpec as P
@@ -160,6 +161,9 @@ def zeros(key, shape, dtype):
 
 
 v1 = nnx.Linear(16, 32, kernel_init=zeros, rngs=nnx.Rngs(0))(x)
+meshes = {"main": mesh}
+chosen = nnx.with_partitioning(lecun, (None, "model"), mesh=meshes[os.environ.get("NO_SUCH_VARIABLE", "main")])
+v3 = nnx.Linear(16, 32, kernel_init=chosen, rngs=nnx.Rngs(0))(x)
 with nnx.use_eager_sharding(False):
     v2 = nnx.Linear(16, 32, kernel_init=nnx.with_partitioning(lecun, (None, "model")), rngs=nnx.Rngs(0))(x)
 """
@@ -252,7 +256,8 @@ def test_a_parameter_whose_layout_is_not_known_gives_no_type(
     judged: dict[str, list[list[str]]], tmp_path: Path
 ) -> None:
     source = HEAD + UNKNOWN
-    assert judged["unknown"] == [["ok", "float32[8@data,32]"]]  # the worker sees top-level names only
+    # the worker sees top-level names only (not v2, in its `with` block)
+    assert judged["unknown"] == [["ok", "float32[8@data,32]"], ["ok", "float32[8@data,32@model]"]]
     analysis = _analysis(source, tmp_path)
     assert not _types(analysis, _bound_lines(source))
     assert not analysis.diagnostics

@@ -445,14 +445,17 @@ class ParamPlacement:
 def param_placement(annotation: Annotation, context: Context) -> ParamPlacement | None:
     """The layout of a parameter created in `context`, by the same choices as its site (the
     mesh, the rules); None when one of them is not known (an annotation with several values or
-    unknown entries, rules that cannot be read), when Flax raises (no mesh, meshes that differ,
+    unknown entries, a `mesh=` that cannot be read, rules that cannot be read), when Flax raises (no mesh, meshes that differ,
     rules that contradict each other, a name no rule maps), or when nothing lays the parameter
     out when it is created (`eager_sharding=False`, a layer stacked by `nnx.vmap`/`nnx.scan`)."""
     eager = annotation.eager if annotation.eager is not None else context.eager_sharding is not False
     found = list(spec_options(annotation))
     if not eager or annotation.existing or context.stacked is not None or len(found) != 1:
         return None
-    if len(list(options(annotation.sharding))) != 1:
+    unread_mesh = annotation.mesh is not None and not is_none(annotation.mesh)
+    if len(list(options(annotation.sharding))) != 1 or (
+        unread_mesh and not isinstance(annotation.mesh, MeshV)
+    ):
         return None
     spec, sharding = found[0]
     if annotation.created_sharded:
