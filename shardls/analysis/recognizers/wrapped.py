@@ -237,12 +237,25 @@ def _direct_calls(app: Application) -> list[Visit]:
     if parent is None:
         return []
     func = parent.func
+    visit = app.visit
     if func is app.visit.call or (
         isinstance(func, ast.Attribute) and func.value is app.visit.call and func.attr in WRAPPED_METHODS
     ):
-        visit = app.visit
         return [Visit(parent, visit.frame, visit.context, visit.statement, None)]
+    if _names_jit(func) and parent.args and parent.args[0] is app.visit.call:
+        # `jax.jit(jax.shard_map(f, ...))(x)`: jit hands `x` to the wrapped function unchanged
+        outer = next(
+            (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is parent), None
+        )
+        if outer is not None:
+            return [Visit(outer, visit.frame, visit.context, visit.statement, None)]
     return []
+
+
+def _names_jit(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == "jit") or (
+        isinstance(func, ast.Name) and func.id == "jit"
+    )
 
 
 def _called_value(evaluator: Evaluator, app: Application, visit: Visit) -> Value | None:

@@ -73,7 +73,9 @@ def typed_block(
     the argument's type is known; `spec` None means in_specs were omitted (inferred from the
     type). The rejection, if JAX refuses the argument, is the caller's to report."""
     arg = typed(argument)
-    if arg is None or check_vma is None or arg.type.mesh.axis_names != inside.mesh.axis_names:
+    if arg is None or not check_vma or arg.type.mesh.axis_names != inside.mesh.axis_names:
+        # With check_vma=False JAX tracks no varying axes in the body, which the collectives'
+        # rules assume: such a body is not typed.
         return block_value, None
     try:
         in_spec = spec if spec is not None else inferred_in_spec(arg.type, inside.mesh)

@@ -1,0 +1,284 @@
+"""Types inside `shard_map` and `jax.vmap` bodies through the analyzer, judged by real JAX.
+
+Seeded random programs written as a user writes them: an Explicit mesh under `jax.set_mesh`, an
+array placed on it, a body of a few statements (elementwise operations, collectives,
+`axis_index`, reductions), called through `jax.shard_map` in its call, bound, decorator,
+`partial` and jitted forms (all or some axes manual), or through `jax.vmap` with `in_axes`,
+`out_axes` and `spmd_axis_name`. Each body statement also appends its value to `seen`, and the
+module binds `v<i> = seen[i - 1]` after the call, so that tests/core/types_source_worker.py
+reports what `jax.typeof` says of each body value (a leaked tracer keeps its type) and of the
+call's result `v0`, or which exception the call raises.
+
+shardls must agree: the hover of each body statement's target and of `v0` prints as JAX
+prints, and where JAX raises, shardls reports an error with JAX's exception class (on the call,
+or on the collective in the body that JAX refuses), and no error anywhere else.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import SiteKind
+from shardls.core import Severity
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from core_support import fake_devices_env
+
+WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
+SEED = 20261202
+N_PROGRAMS = 90
+HANG = 600
+MESHES = [
+    ((2,), ("X",)),
+    ((4,), ("X",)),
+    ((2, 2), ("X", "Y")),
+    ((2, 4), ("X", "Y")),
+    ((2, 2, 2), ("X", "Y", "Z")),
+]
+FORMS = ("call", "bound", "decorator", "partial", "jit", "vmap")
+
+HEADER = """\
+# shardls: device-count={devices}
+from functools import partial
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh({sizes!r}, {names!r}, axis_types=(AxisType.Explicit,) * {rank})
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.zeros({shape!r}), {spec})
+seen = []
+"""
+
+
+def _p(entries: list[object]) -> str:
+    parts = ["None" if e is None else repr(e) for e in entries]
+    return f"P({', '.join(parts)})"
+
+
+def _random_spec(rng: random.Random, names: list[str], rank: int) -> list[object]:
+    free = list(names)
+    rng.shuffle(free)
+    return [free.pop() if free and rng.random() < 0.6 else None for _ in range(rank)]
+
+
+def _axes(rng: random.Random, manual: list[str]) -> str:
+    picked = rng.sample(manual, rng.randint(1, len(manual)))
+    return repr(picked[0]) if len(picked) == 1 else repr(tuple(picked))
+
+
+def _body(rng: random.Random, manual: list[str], vmapped: bool) -> tuple[list[str], int]:
+    """The body's statements and the rank of what it returns (from a rank-2 parameter `a`)."""
+    lines = ["def body(a):"]
+    previous, rank, same_shape = "a", 1 if vmapped else 2, True
+    for i in range(rng.randint(1, 4)):
+        kinds = ["scale", "tanh", "sum"] + (
+            [] if vmapped else ["psum", "pmax", "pmean", "ppermute", "gather", "index"]
+        )
+        if same_shape:
+            kinds.append("add")
+        kind = rng.choice(kinds)
+        if kind == "sum" and rank == 0:
+            kind = "scale"
+        if kind == "scale":
+            value = f"{previous} * 2"
+        elif kind == "tanh":
+            value = f"jnp.tanh({previous})"
+        elif kind == "add":
+            value = f"{previous} + a"
+        elif kind == "sum":
+            value, rank, same_shape = f"{previous}.sum(axis=-1)", rank - 1, False
+        elif kind == "ppermute":
+            axis = rng.choice(manual)
+            value = f"jax.lax.ppermute({previous}, {axis!r}, [(0, 1), (1, 0)])"
+        elif kind == "gather":
+            if rank == 0:
+                value = f"{previous} * 2"
+            else:
+                value, same_shape = (
+                    f"jax.lax.all_gather({previous}, {_axes(rng, manual)}, axis=0, tiled=True)",
+                    False,
+                )
+        elif kind == "index":
+            value = f"{previous} + jax.lax.axis_index({_axes(rng, manual)}).astype(jnp.float32)"
+        else:
+            value = f"jax.lax.{kind}({previous}, {_axes(rng, manual)})"
+        lines += [f"    b{i} = {value}", f"    seen.append(b{i})"]
+        previous = f"b{i}"
+    lines.append(f"    return {previous}")
+    return lines, rank
+
+
+def random_program(rng: random.Random) -> tuple[int, str]:
+    sizes, names_tuple = rng.choice(MESHES)
+    names = list(names_tuple)
+    form = rng.choice(FORMS)
+    shape = (8, 16)
+    spec = _random_spec(rng, names, 2)
+    header = HEADER.format(
+        devices=math.prod(sizes), sizes=sizes, names=names_tuple, rank=len(sizes), shape=shape, spec=_p(spec)
+    )
+    if form == "vmap":
+        return math.prod(sizes), header + _vmap_program(rng, names, spec)
+    partial_manual = len(names) > 1 and rng.random() < 0.25
+    manual = rng.sample(names, rng.randint(1, len(names) - 1)) if partial_manual else names
+    in_spec = (
+        [e if e in manual else None for e in spec] if rng.random() < 0.85 else _random_spec(rng, manual, 2)
+    )
+    body, rank = _body(rng, manual, False)
+    out_spec = _random_spec(rng, manual, rank) if rng.random() < 0.5 else _covering(in_spec, rank, manual)
+    options = f"mesh=mesh, in_specs={_p(in_spec)}, out_specs={_p(out_spec)}"
+    if partial_manual:
+        options += f", axis_names={set(manual)!r}"
+    lines = ["", ""]
+    if form == "decorator":
+        lines += [f"@jax.shard_map({options})", *body, "", "", "v0 = body(x)"]
+    elif form == "partial":
+        lines += [f"@partial(jax.shard_map, {options})", *body, "", "", "v0 = body(x)"]
+    elif form == "bound":
+        lines += [*body, "", "", f"f = jax.shard_map(body, {options})", "v0 = f(x)"]
+    elif form == "jit":
+        lines += [*body, "", "", f"v0 = jax.jit(jax.shard_map(body, {options}))(x)"]
+    else:
+        lines += [*body, "", "", f"v0 = jax.shard_map(body, {options})(x)"]
+    statements = sum(1 for line in body if line.startswith("    b"))
+    lines += [f"v{i + 1} = seen[{i}]" for i in range(statements)]
+    return math.prod(sizes), header + "\n".join(lines) + "\n"
+
+
+def _covering(in_spec: list[object], rank: int, manual: list[str]) -> list[object]:
+    """An out_spec naming every manual axis (so that an output varying along them is allowed)."""
+    spec = list(in_spec[:rank]) + [None] * max(0, rank - len(in_spec))
+    used = {e for e in spec if e is not None}
+    rest = [a for a in manual if a not in used]
+    if rank and rest:
+        first = spec[0]
+        spec[0] = (
+            tuple(([first] if first is not None else []) + rest)
+            if len(rest) + (first is not None) > 1
+            else rest[0]
+        )
+    return spec
+
+
+def _vmap_program(rng: random.Random, names: list[str], spec: list[object]) -> str:
+    body, rank = _body(rng, names, True)
+    in_axis = rng.choice((0, 1))
+    options = [f"in_axes={in_axis}", f"out_axes={rng.choice(range(-1 - rank, rank + 1))}"]
+    if rng.random() < 0.5:
+        split = spec[in_axis]
+        spmd = split if split is not None and rng.random() < 0.6 else rng.choice(names)
+        options.append(f"spmd_axis_name={spmd!r}")
+    statements = sum(1 for line in body if line.startswith("    b"))
+    lines = ["", "", *body, "", "", f"v0 = jax.vmap(body, {', '.join(options)})(x)"]
+    lines += [f"v{i + 1} = seen[{i}]" for i in range(statements)]
+    return "\n".join(lines) + "\n"
+
+
+def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
+    done = subprocess.run(
+        [sys.executable, str(WORKER)],
+        input=json.dumps(programs),
+        capture_output=True,
+        text=True,
+        env=fake_devices_env(devices),
+        timeout=HANG,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    outcomes: list[list[list[str]]] = json.loads(done.stdout)
+    return outcomes
+
+
+def _ours(analyzer: Analyzer, path: str, source: str) -> tuple[dict[int, set[str]], list[tuple[int, str]]]:
+    """The hover types by line of each body statement's target and of `v0`, and the errors."""
+    analysis = analyzer.analyze(path, source)
+    lines = source.splitlines()
+    types: dict[int, set[str]] = collections.defaultdict(set)
+    for site in analysis.names:
+        if site.kind is not SiteKind.ARRAY_NAME or site.jax_type is None:
+            continue
+        text = lines[site.span.line]
+        if (site.span.column == 4 and text.startswith("    b")) or (
+            site.span.column == 0 and text.startswith("v0 ")
+        ):
+            types[site.span.line].add(site.jax_type)
+    errors = [
+        (d.span.line, str(d.data.get("jax_error", d.code)))
+        for d in analysis.diagnostics
+        if d.severity is Severity.ERROR
+    ]
+    return types, errors
+
+
+def _judge(
+    source: str, theirs: list[list[str]], types: dict[int, set[str]], errors: list[tuple[int, str]]
+) -> str | None:
+    lines = source.splitlines()
+    call = next(i for i, line in enumerate(lines) if line.startswith("v0 "))
+    body_lines = [i for i, line in enumerate(lines) if line.startswith("    b")]
+    if theirs[0][0] != "ok":
+        if not any(kind == theirs[0][0] for _, kind in errors):
+            return f"JAX raises {theirs[0]}, shardls reports {errors}"
+        return None
+    if errors:
+        return f"JAX accepts it, shardls reports {errors}"
+    expected = {call: theirs[0][1], **{line: o[1] for line, o in zip(body_lines, theirs[1:], strict=True)}}
+    for line, jax_type in expected.items():
+        if types.get(line) != {jax_type}:
+            return f"line {line + 1}: shardls {sorted(types.get(line, ()))}, jax {jax_type}"
+    return None
+
+
+def test_body_types_agree_with_jax(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    by_devices: dict[int, list[str]] = collections.defaultdict(list)
+    for _ in range(N_PROGRAMS):
+        devices, source = random_program(rng)
+        by_devices[devices].append(source)
+    analyzer = Analyzer()
+    disagreements: list[str] = []
+    outcomes: collections.Counter[str] = collections.Counter()
+    for devices, sources in sorted(by_devices.items()):
+        for index, (source, theirs) in enumerate(zip(sources, _jax(sources, devices), strict=True)):
+            outcomes[theirs[0][0]] += 1
+            types, errors = _ours(analyzer, str(tmp_path / f"p{devices}_{index}.py"), source)
+            verdict = _judge(source, theirs, types, errors)
+            if verdict is not None:
+                disagreements.append(f"{source}{verdict}")
+    assert not disagreements, f"{len(disagreements)} disagreements, e.g.\n" + "\n\n".join(disagreements[:6])
+    assert outcomes["ok"] >= N_PROGRAMS // 3, outcomes
+    assert outcomes["ValueError"] >= N_PROGRAMS // 10, outcomes
+
+
+REJECTED = """\
+# shardls: device-count=8
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.ones((8, 16)), P("X", "Y"))
+
+
+def partial_sums(a):
+    s = a.sum(axis=1)
+    return s
+
+
+y = jax.shard_map(partial_sums, mesh=mesh, in_specs=P("X", "Y"), out_specs=P("X"))(x)
+"""
+
+
+def test_an_output_declared_replicated_over_an_axis_it_varies_along_is_an_error() -> None:
+    analysis = Analyzer().analyze("/virtual/rejected.py", REJECTED)
+    found = [(d.code, d.severity, d.span.line) for d in analysis.diagnostics]
+    assert found == [("SH331", Severity.ERROR, 14)], found
+    inside = {s.name: s.jax_type for s in analysis.names if s.span.line == 10 and s.span.column == 4}
+    assert inside == {"s": "float32[4]{V:(X,Y)}"}
+    assert not any(s.name == "y" and s.jax_type for s in analysis.names)
