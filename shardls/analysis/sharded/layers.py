@@ -79,19 +79,20 @@ class _Layer:
     """Parameters modelled only at their default value."""
 
 
-_INIT = frozenset({"dtype", "param_dtype", "rngs", "precision"})
+_INIT = frozenset({"dtype", "param_dtype", "rngs"})
 _LAYERS: dict[str, _Layer] = {
     _NNX + "Linear": _Layer(
         ("in_features", "out_features"),
-        _INIT | {"use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
+        _INIT | {"precision", "use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
     ),
     _NNX + "LinearGeneral": _Layer(
         ("in_features", "out_features"),
-        _INIT | {"axis", "use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
+        _INIT
+        | {"precision", "axis", "use_bias", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
     ),
     _NNX + "Einsum": _Layer(
         ("einsum_str", "kernel_shape", "bias_shape"),
-        _INIT | {"kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
+        _INIT | {"precision", "kernel_init", "bias_init", "kernel_metadata", "bias_metadata"},
     ),
     _NNX + "Embed": _Layer(("num_embeddings", "features"), _INIT | {"embedding_init", "embedding_metadata"}),
     _NNX + "LayerNorm": _Layer(
@@ -127,11 +128,12 @@ Rule = Callable[["LayerV", "CallArgs", TypedArray], Value | None]
 def layer_call(layer: LayerV, method: str, call: CallArgs) -> Value | None:
     """`layer(x)` or `layer.attend(q)` (method `__call__` or `attend`): the result with its type,
     or None (an unknown value) when something it depends on is not known."""
-    rule = _METHODS.get((layer.kind, method))
-    if rule is None or not _readable(layer):
+    found = _METHODS.get((layer.kind, method))
+    if found is None or not _readable(layer):
         return None
-    x = typed(call.get(0, "inputs", "x", "query"))
-    if x is None or len(call.args) > 1:
+    rule, name = found
+    x = typed(call.get(0, name))
+    if x is None or len(call.args) > 1 or set(call.kwargs) & (_INPUTS - {name}):
         return None
     return rule(layer, call, x)
 
@@ -215,7 +217,7 @@ def _plain(layer: LayerV, name: str) -> bool:
 
 
 def _out_sharding(call: CallArgs) -> PartitionSpec | None | Unreadable:
-    if set(call.kwargs) - {"out_sharding", "inputs", "query", "x"}:
+    if set(call.kwargs) - {"out_sharding", *_INPUTS}:
         return UNREADABLE
     return spec_argument(call.get(1, "out_sharding"))
 
@@ -343,14 +345,16 @@ def _norm_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
     )
 
 
-_METHODS: dict[tuple[str, str], Rule] = {
-    ("Linear", "__call__"): _linear_call,
-    ("LinearGeneral", "__call__"): _linear_general_call,
-    ("Einsum", "__call__"): _einsum_call,
-    ("Embed", "__call__"): _embed_call,
-    ("Embed", "attend"): _attend_call,
-    ("LayerNorm", "__call__"): _norm_call,
-    ("RMSNorm", "__call__"): _norm_call,
+_METHODS: dict[tuple[str, str], tuple[Rule, str]] = {
+    ("Linear", "__call__"): (_linear_call, "inputs"),
+    ("LinearGeneral", "__call__"): (_linear_general_call, "inputs"),
+    ("Einsum", "__call__"): (_einsum_call, "inputs"),
+    ("Embed", "__call__"): (_embed_call, "inputs"),
+    ("Embed", "attend"): (_attend_call, "query"),
+    ("LayerNorm", "__call__"): (_norm_call, "x"),
+    ("RMSNorm", "__call__"): (_norm_call, "x"),
 }
+"""Each method's rule, and the name of its input parameter."""
+_INPUTS = frozenset(name for _, name in _METHODS.values())
 METHODS = frozenset(method for _, method in _METHODS)
 """The methods of a layer that have a rule (the library dispatches them here)."""
