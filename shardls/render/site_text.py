@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shardls.analysis.facts import Diagnostic, Dim, MeshFact, ShardDim, Site, SiteKind, SymbolicDim
 from shardls.analysis.rules import ALL_RULES
-from shardls.core import PartitionSpec, UsageContext
+from shardls.core import AxisType, PartitionSpec, UsageContext
 from shardls.render.grid import device_grid
 from shardls.render.layout_text import mesh_text, spec_text
 from shardls.render.movement import movement_text
@@ -296,6 +296,12 @@ def _type_lines(site: Site, text: _Text) -> list[str]:
 
 
 def _first_line(site: Site, text: _Text) -> str:
+    manual = _manual_axes(site)
+    if site.jax_type is not None and manual:
+        axes = ", ".join(text.code(a) for a in manual)
+        return (
+            f"{text.code(site.jax_type)}  →  one device's block, inside a shard_map body (manual axes {axes})"
+        )
     if site.jax_type is not None and site.layout is None:
         return f"{text.code(site.jax_type)}  →  per device: not known here (see below)"
     whole = global_type(site)
@@ -308,6 +314,15 @@ def _first_line(site: Site, text: _Text) -> str:
         where = f" ({_no_layout(site)})" if site.layout is None else ""
         return f"{text.code(whole)}  →  per device {text.code(per_device)}{where}"
     return f"{text.code(whole)}  →  {_outcome(site)}"
+
+
+def _manual_axes(site: Site) -> tuple[str, ...]:
+    """The Manual axes of the mesh an array lives on: a shard_map body's, where its type is
+    already per device (`{V:...}` names those it may differ along)."""
+    mesh = site.mesh.mesh if site.mesh is not None else None
+    if mesh is None:
+        return ()
+    return tuple(n for n, t in zip(mesh.axis_names, mesh.axis_types, strict=True) if t is AxisType.MANUAL)
 
 
 def _mesh_origin(fact: MeshFact) -> str:

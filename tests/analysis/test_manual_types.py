@@ -27,6 +27,7 @@ from pathlib import Path
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import SiteKind
 from shardls.core import Severity
+from shardls.render.site_text import describe_site
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 from core_support import fake_devices_env
@@ -279,6 +280,10 @@ def test_an_output_declared_replicated_over_an_axis_it_varies_along_is_an_error(
     analysis = Analyzer().analyze("/virtual/rejected.py", REJECTED)
     found = [(d.code, d.severity, d.span.line) for d in analysis.diagnostics]
     assert found == [("SH331", Severity.ERROR, 14)], found
-    inside = {s.name: s.jax_type for s in analysis.names if s.span.line == 10 and s.span.column == 4}
-    assert inside == {"s": "float32[4]{V:(X,Y)}"}
+    inside = [s for s in analysis.names if s.span.line == 10 and s.span.column == 4]
+    assert [(s.name, s.jax_type) for s in inside] == [("s", "float32[4]{V:(X,Y)}")]
+    # the hover says the type is already per device (no copies over the manual axes)
+    assert describe_site(inside[0])[0] == (
+        "float32[4]{V:(X,Y)}  →  one device's block, inside a shard_map body (manual axes X, Y)"
+    )
     assert not any(s.name == "y" and s.jax_type for s in analysis.names)

@@ -69,13 +69,22 @@ class ShardedType:
         )
 
     @property
+    def manual_axes(self) -> tuple[str, ...]:
+        """Mesh axes that are Manual where the array lives: a shard_map body's."""
+        return tuple(
+            n for n, t in zip(self.mesh.axis_names, self.mesh.axis_types, strict=True) if t is AxisType.MANUAL
+        )
+
+    @property
     def partition_spec(self) -> PartitionSpec:
         return PartitionSpec.of(*self.spec, unreduced=self.unreduced, reduced=self.reduced)
 
     def layout(self) -> Layout | None:
         """The exact per-device layout, or None when part of it is the compiler's choice (Auto
-        axes) or pending a reduction (unreduced axes hold partial sums, not copies)."""
-        if self.compiler_chosen_axes or self.unreduced:
+        axes), pending a reduction (unreduced axes hold partial sums, not copies), or the type
+        is already one device's block (inside a shard_map body, where the Manual axes split
+        nothing the type shows and devices along a varying axis hold different data)."""
+        if self.compiler_chosen_axes or self.unreduced or self.manual_axes:
             return None
         return compute_layout(self.mesh, PartitionSpec.of(*self.spec), self.shape, self.dtype)
 
