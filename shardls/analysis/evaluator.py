@@ -49,7 +49,9 @@ from shardls.analysis.values import (
     Ref,
     Seq,
     SetV,
+    ShardingV,
     SliceV,
+    SpecV,
     Unknown,
     Value,
     as_int,
@@ -546,6 +548,8 @@ class Evaluator:
                     outcome = bool(_COMPARE[type(op)](left.value, right.value))
                 except Exception:
                     return Unknown("comparison failed")
+            elif isinstance(op, (ast.Is, ast.IsNot)) and _never_none(left, right):
+                outcome = isinstance(op, ast.IsNot)  # `spec is not None` on a spec
             else:
                 return Unknown("comparison unknown")
             if not outcome:
@@ -661,15 +665,32 @@ class Evaluator:
         result = self._comprehension(node.elt, node.generators, frame, is_list=False)
         return SetV(result.items) if isinstance(result, Seq) else result
 
+    def _eval_DictComp(self, node: ast.DictComp, frame: Frame) -> Value:
+        """`{k: NamedSharding(mesh, v) for k, v in specs.items()}`: a dict, when it unrolls."""
+        result = self._comprehension((node.key, node.value), node.generators, frame, is_list=False)
+        if not isinstance(result, Seq):
+            return result
+        pairs = [item.items for item in result.items if isinstance(item, Seq)]
+        return DictV(tuple(key for key, _ in pairs), tuple(value for _, value in pairs))
+
     def _comprehension(
-        self, element: ast.expr, generators: list[ast.comprehension], frame: Frame, is_list: bool
+        self,
+        element: ast.expr | tuple[ast.expr, ast.expr],
+        generators: list[ast.comprehension],
+        frame: Frame,
+        is_list: bool,
     ) -> Value:
-        """Comprehensions of known, bounded length (`range(n)`, literal tuples) are unrolled."""
+        """Comprehensions of known, bounded length (`range(n)`, literal tuples) are unrolled; a
+        dict comprehension's element is its key and value."""
         results: list[Value] = []
 
         def run(index: int, local: dict[str, Value]) -> bool:
             if index == len(generators):
-                results.append(self.eval(element, replace(frame, locals=local)))
+                inner = replace(frame, locals=local)
+                if isinstance(element, tuple):
+                    results.append(Seq(tuple(self.eval(part, inner) for part in element)))
+                else:
+                    results.append(self.eval(element, inner))
                 return len(results) <= self.limits.collection
             generator = generators[index]
             iterable = self.eval(generator.iter, replace(frame, locals=local))
@@ -1347,6 +1368,18 @@ def assuming(result: Value, *operands: Value) -> Value:
         return result
     origin = result.origin or Origin("computed")
     return replace(result, origin=replace(origin, assumption=assumption))
+
+
+_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, Seq, DictV, SetV)
+"""Values that are known objects, so `value is None` is decided (False)."""
+
+
+def _never_none(left: Value, right: Value) -> bool:
+    """`x is None` / `x is not None` where one side is None and the other a known object."""
+    return any(
+        isinstance(a, Const) and a.value is None and isinstance(b, _NEVER_NONE)
+        for a, b in ((left, right), (right, left))
+    )
 
 
 def truthiness(value: Value) -> bool | None:

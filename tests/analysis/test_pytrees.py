@@ -68,3 +68,33 @@ def restore(state):
     restored = [s for s in analysis.sites if s.name and s.name.startswith("state")]
     assert restored and all(s.shape is None for s in restored)
     assert not analysis.diagnostics
+
+
+def test_a_dict_comprehension_of_shardings_is_a_dict() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+specs = {"w": P("data", None), "b": P("model")}
+shardings = {name: NamedSharding(mesh, spec) for name, spec in specs.items() if name != "unused"}
+w = jax.device_put(params["w"], shardings["w"])
+def unrolled_over_unknown(names):
+    by_name = {n: NamedSharding(mesh, P("data")) for n in names}
+    return jax.device_put(params["w"], by_name["w"])
+"""
+    )
+    assert site_named(analysis, "w").shard_shape == (8, 32)
+    assert not any(s.name == "by_name" for s in analysis.sites)
+
+
+def test_is_none_on_a_known_spec_is_decided() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+specs = {"w": P("data", None), "b": P("model"), "scale": None}
+kept = {name: NamedSharding(mesh, spec) for name, spec in specs.items() if spec is not None}
+b = jax.device_put(params["b"], kept["b"])
+unknown = {name: spec for name, spec in specs.items() if spec is not some_value}
+"""
+    )
+    assert site_named(analysis, "b").shard_shape == (8,)
+    assert not analysis.diagnostics
