@@ -322,6 +322,32 @@ def _print_warm(results: Sequence[RepositoryResult]) -> None:
         )
 
 
+def print_slowest(paths: Sequence[Path], top: int, timeout: float) -> None:
+    """Each repository's slowest files, timed one by one in a child process (file_times.py),
+    and the slowest of all (the speed issue's target: every file under 1 s)."""
+    slowest: tuple[float, str] = (0.0, "-")
+    for path in paths:
+        with tempfile.TemporaryDirectory(prefix="shardls-times-") as folder:
+            output = Path(folder) / "times.json"
+            script = Path(__file__).with_name("file_times.py")
+            timed = run_timed([sys.executable, str(script), str(path), "--json", str(output)], path, timeout)
+            if timed.timed_out or not output.exists():
+                print(
+                    f"\n{path.name}: per-file timing failed ({'timeout' if timed.timed_out else timed.returncode})"
+                )
+                continue
+            times = json.loads(output.read_text())
+        files = sorted(times["files"].items(), key=lambda item: -item[1])
+        print(
+            f"\n{path.name}: workspace index {times['indexing']:.2f} s, files {sum(times['files'].values()):.2f} s"
+        )
+        for name, seconds in files[:top]:
+            print(f"  {seconds:6.2f} s  {name}")
+        if files:
+            slowest = max(slowest, (files[0][1], f"{path.name}/{files[0][0]}"))
+    print(f"\nslowest file: {slowest[1]} ({slowest[0]:.2f} s CPU)")
+
+
 def _source_line(root: Path, entry: dict[str, Any]) -> str:
     """The line at a site or diagnostic; in a notebook, of its cell (1-based among all cells)."""
     path: str = entry["path"]
@@ -471,6 +497,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--commit", metavar="REF", help="measure this commit's shardls (default: the working tree)"
     )
     parser.add_argument(
+        "--slowest",
+        type=int,
+        metavar="N",
+        help="also time each file in one process (file_times.py) and print the N slowest per repository",
+    )
+    parser.add_argument(
         "--warm",
         action="store_true",
         help="run shardls twice with a fresh cache: cold, then warm (default: once, --no-cache)",
@@ -506,6 +538,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"... {path.name}", file=sys.stderr, flush=True)
             results.append(benchmark(path, args.timeout, save, args.warm))
         print_table(results)
+        if args.slowest:
+            print_slowest(paths, args.slowest, args.timeout)
         rows = (
             json.dumps(
                 [{**asdict(r), "ratio": r.ratio, "warm_ratio": r.warm_ratio} for r in results], indent=2

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from shardls.analysis.budget_notes import file_budget_ended, statement_budget_ended
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
 from shardls.analysis.expected_raises import expected_by_tests
 from shardls.analysis.facts import DeviceCount, Diagnostic, FileAnalysis, MeshFact, Site, SiteKind, Span
@@ -36,7 +37,7 @@ from shardls.analysis.source import Segment
 from shardls.analysis.suppressions import INVALID, apply_suppressions
 from shardls.analysis.values import Const, Origin, alternatives, options
 from shardls.analysis.walker import Visit, Walker
-from shardls.analysis.workspace import MESH_TEXT, Workspace, WorkspaceReads, too_large
+from shardls.analysis.workspace import MESH_TEXT, WORKSPACE_MESH, Workspace, WorkspaceReads, too_large
 from shardls.core import Severity, parse_dtype
 
 _TRIGGER = re.compile(
@@ -131,18 +132,8 @@ class Analyzer:
         device_count = _device_count(pragmas, settings)
         if pragmas.ignore_file:
             return FileAnalysis(path, (), (), (), device_count, tuple(module.source.errors))
-        assumed_origin = Origin(
-            device_count.source,
-            assumption=f"{device_count.count} devices ({device_count.source})"
-            if device_count.default
-            else None,
-        )
-        default_dtype = settings.dtype or parse_dtype(
-            "float64" if settings.x64 else "float32", x64=settings.x64
-        )
-        environment = Environment(
-            Const(device_count.count, origin=assumed_origin), default_dtype, settings.x64
-        )
+        environment = _environment(device_count, settings)
+        default_dtype = environment.default_dtype
         library = Library(environment)
         evaluator = Evaluator(self.workspace, library, budget=Limits().file_budget(len(text)))
         builder = SiteBuilder(
@@ -158,13 +149,13 @@ class Analyzer:
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
-        builder.file_meshes = _find_meshes(walker, builder)
+        builder.file_meshes = _find_meshes(evaluator, module, builder)
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
             walker.on_statement = typing.statement
             walker.also = typing.wants
         if not builder.file_meshes and builder.fallback_mesh is None:
-            builder.fallback_mesh = self._workspace_mesh(path, environment, builder)
+            builder.fallback_mesh = self._workspace_mesh(path, environment, builder.device_count)
         mesh_diagnostics = list(builder.diagnostics)
 
         fingerprint = (
@@ -215,36 +206,57 @@ class Analyzer:
             names=names,
         )
 
-    def _workspace_mesh(self, path: str, environment: Environment, builder: SiteBuilder) -> MeshFact | None:
-        """The only mesh built anywhere in the workspace, for a file that builds none itself
-        (a model file next to the training script that makes the mesh)."""
-        scanned = self._workspace_meshes(path, environment, builder.device_count)
-        if scanned is None:
-            return None
-        found = [mesh for other, meshes in scanned if not _same_file(other, path) for mesh in meshes]
-        if len(found) != 1:
-            return None
-        mesh = found[0]
-        where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
-        return replace(mesh, selection=f"the only mesh in the workspace ({where})", fallback=True)
+    def index_workspace(self, settings: Settings) -> None:
+        """Search the workspace for its meshes now, for the files checked with `settings` (and no
+        device-count pragma of their own), so that the processes `check` forks to analyse the
+        files inherit the result instead of each searching again. Only in a snapshot of the
+        disk (elsewhere each file's search leaves that file out)."""
+        if self.workspace.snapshot and settings.default_mesh is None:
+            device_count = _device_count(Pragmas(), settings)
+            self._workspace_meshes("", _environment(device_count, settings), device_count.count)
 
-    def _workspace_meshes(self, path: str, environment: Environment, device_count: int) -> _WorkspaceMeshes:
+    def workspace_outcome(self, name: str, path: str, text: str, settings: Settings) -> object:
+        """What the computation `name` over the workspace (`WORKSPACE_MESH`) gives now for the
+        file `path` of this text, as its analysis would take it: for a cache to tell whether a
+        change in what the computation read changed what the file's result rests on."""
+        if name != WORKSPACE_MESH:
+            raise ValueError(f"no workspace outcome named {name!r}")
+        module = self.workspace.module(path, text)
+        device_count = _device_count(read_pragmas(module.source, bare_noqa=settings.bare_noqa), settings)
+        return self._workspace_mesh(path, _environment(device_count, settings), device_count.count)
+
+    def _workspace_mesh(self, path: str, environment: Environment, device_count: int) -> MeshFact | None:
+        """The only mesh built anywhere in the workspace, for a file that builds none itself
+        (a model file next to the training script that makes the mesh). The analysis under way
+        rests on this result, not on every file the search read (`Workspace.note_outcome`)."""
+        scanned, reads = self._workspace_meshes(path, environment, device_count)
+        found = [mesh for other, meshes in scanned or () if not _same_file(other, path) for mesh in meshes]
+        result = None
+        if scanned is not None and len(found) == 1:
+            mesh = found[0]
+            where = f"{os.path.relpath(mesh.path or '', os.path.dirname(path))}:{(mesh.span.line + 1) if mesh.span else '?'}"
+            result = replace(mesh, selection=f"the only mesh in the workspace ({where})", fallback=True)
+        self.workspace.note_outcome(WORKSPACE_MESH, reads, result)
+        return result
+
+    def _workspace_meshes(
+        self, path: str, environment: Environment, device_count: int
+    ) -> tuple[_WorkspaceMeshes, WorkspaceReads]:
         """The meshes of the workspace's files that build some, by file, until no file can have
-        exactly one mesh elsewhere; None when WORKSPACE_SCAN_STEPS ran out first. In a snapshot of
-        the disk (a `check` run) this is found once for all files, which keeps `check` linear in
-        files; otherwise `path`, the file being analysed, is left out."""
+        exactly one mesh elsewhere (None when WORKSPACE_SCAN_STEPS ran out first), and what the
+        search read. In a snapshot of the disk (a `check` run) this is found once for all files,
+        which keeps `check` linear in files; otherwise `path`, the file being analysed, is left
+        out."""
         key = (self.workspace.generation, environment)
         if self.workspace.snapshot and key in self._workspace_scans:
-            kept, reads = self._workspace_scans[key]
-            self.workspace.note(reads)  # this file's result rests on what the search read
-            return kept
-        with self.workspace.noting() as reads:
+            return self._workspace_scans[key]
+        with self.workspace.apart() as reads:
             result = self._scan_workspace(path, environment, device_count)
         if self.workspace.snapshot:
             if any(generation != key[0] for generation, _ in self._workspace_scans):
                 self._workspace_scans.clear()  # an earlier run's
             self._workspace_scans[key] = (result, reads)
-        return result
+        return result, reads
 
     def _scan_workspace(self, path: str, environment: Environment, device_count: int) -> _WorkspaceMeshes:
         by_file: list[tuple[str, tuple[MeshFact, ...]]] = []
@@ -284,7 +296,7 @@ class Analyzer:
         allowed = min(budget, Limits().file_budget(len(text)))
         evaluator = Evaluator(self.workspace, library, budget=allowed)
         scan = SiteBuilder(evaluator, library, path, device_count, None, False, None, [])
-        meshes = _find_meshes(Walker(evaluator, module, _TRIGGER, _calls_pattern()), scan)
+        meshes = _find_meshes(evaluator, module, scan)
         spent = allowed - (evaluator.budget_left or 0)
         if not evaluator.budget_left:
             return None, spent
@@ -316,15 +328,24 @@ class Analyzer:
         builder.sites, builder.diagnostics = [], []
         recorder = evaluator.typing
         mark = recorder.mark() if recorder is not None else 0
+        file_left = evaluator.budget_left
+        exhausted = evaluator.exhausted
         try:
             with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
                 visits = _recognized(walker.visits([segment]), evaluator)
+                ended = None if evaluator.exhausted == exhausted else _first_line(segment)
                 for visit, qualname in visits:
+                    before = evaluator.exhausted
                     if qualname not in MESH_CONSTRUCTORS:
                         _run(builder, visit, qualname)
+                    if ended is None and evaluator.exhausted != before:
+                        ended = visit.frame.span(visit.call)
                 if recorder is not None:
                     typing.report(builder, recorder.since(mark))
                 diagnostics = builder.diagnostics + _legacy_mesh_contexts(visits)
+            if ended is not None and file_left != 0:
+                file_ended = evaluator.budget_left == 0
+                diagnostics.append((file_budget_ended if file_ended else statement_budget_ended)(ended))
         finally:
             evaluator.reads = None
         module = walker.module
@@ -365,6 +386,11 @@ class Analyzer:
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
 
 
+def _first_line(segment: Segment) -> Span:
+    line = segment.first_line
+    return Span(line, 0, line, len(segment.lines[0]) if segment.lines else 0)
+
+
 def _site_order(site: Site) -> tuple[Span, str]:
     return site.span, site.name or ""
 
@@ -374,10 +400,12 @@ def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]
     return tuple((id(segments[i].body), segments[i].first_line) for i in module.call_index.get(callee, ()))
 
 
-def _find_meshes(walker: Walker, builder: SiteBuilder) -> list[MeshFact]:
-    """The meshes a module builds (their problems reported by the builder)."""
-    evaluator = walker.evaluator
-    for segment in walker.module.source.segments:
+def _find_meshes(evaluator: Evaluator, module: ModuleInfo, builder: SiteBuilder) -> list[MeshFact]:
+    """The meshes a module builds (their problems reported by the builder). The walk visits only
+    statements that may call a mesh constructor, so it searches the callers of the functions
+    that do, not of every function that shares a segment with the word "mesh"."""
+    walker = Walker(evaluator, module, _TRIGGER, _mesh_calls_pattern())
+    for segment in module.source.segments:
         if not MESH_TEXT.search(segment.text):
             continue
         with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
@@ -439,6 +467,13 @@ def _calls_pattern() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
 
 
+@functools.lru_cache(maxsize=1)
+def _mesh_calls_pattern() -> re.Pattern[str]:
+    """Statements that may call a mesh constructor (`_may_be_recognized` for those names only)."""
+    names = sorted({qualname.rsplit(".", 1)[-1] for qualname in MESH_CONSTRUCTORS})
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
+
+
 def _final_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -480,6 +515,17 @@ def _device_count(pragmas: Pragmas, settings: Settings) -> DeviceCount:
     return DeviceCount(
         DEFAULT_DEVICE_COUNT, "default device count; set it with # shardls: device-count=N", default=True
     )
+
+
+def _environment(device_count: DeviceCount, settings: Settings) -> Environment:
+    """What the library models JAX with: the device count (an assumption when it is the
+    default), the default dtype and x64."""
+    assumed_origin = Origin(
+        device_count.source,
+        assumption=f"{device_count.count} devices ({device_count.source})" if device_count.default else None,
+    )
+    default_dtype = settings.dtype or parse_dtype("float64" if settings.x64 else "float32", x64=settings.x64)
+    return Environment(Const(device_count.count, origin=assumed_origin), default_dtype, settings.x64)
 
 
 def _assumed_count(pragmas: Pragmas, settings: Settings, device_count: DeviceCount) -> str | None:

@@ -294,6 +294,11 @@ class Evaluator:
         """How many values with several options (`Choice`) the current evaluation is inside: a
         result computed from one option is one possibility, not a certainty."""
         self._memo_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = {}
+        self._reached: dict[tuple[int, int], bool] = {}
+        self._reached_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = {}
+        self._memo_locals: dict[int, Mapping[str, Value]] = {}
+        """The locals the memos above are keyed by (by id), kept alive so that no later call's
+        locals can get the same id and be answered with another call's values."""
         self.exhausted = 0
         """How many times a statement's or file's budget ran out (in a question, or in the walk's
         `spend`): a result computed meanwhile depends on where it was computed, so it is not
@@ -785,9 +790,31 @@ class Evaluator:
         return values[0] if len(values) == 1 else self.choice(values)
 
     def _reachable(self, binding: Binding, scope: Scope, frame: Frame | None) -> bool:
-        """False when an `if` test on the binding's path is decided against its branch."""
+        """False when an `if` test on the binding's path is decided against its branch. Memoised
+        as `binding_value` is (every lookup of a name asks it of each of its bindings)."""
+        if not binding.guards:
+            return True
+        locals_ = frame.locals if frame is not None and scope is frame.scope else {}
+        key = (id(binding), id(locals_) if locals_ else 0)
+        cached = self._reached.get(key)
+        if cached is not None:
+            if self.typing is not None and key in self._reached_events:
+                self.typing.replay(self._reached_events[key])
+            return cached
+        mark = self.typing.mark() if self.typing is not None else 0
+        reached = self._guards_hold(binding, scope, frame, locals_)
+        self._reached[key] = reached
+        self._memo_locals[key[1]] = locals_
+        if self.typing is not None:
+            events = self.typing.since(mark)
+            if events:
+                self._reached_events[key] = events
+        return reached
+
+    def _guards_hold(
+        self, binding: Binding, scope: Scope, frame: Frame | None, locals_: Mapping[str, Value]
+    ) -> bool:
         for statement, branch in binding.guards:
-            locals_ = frame.locals if frame is not None and scope is frame.scope else {}
             module = self._module_of(scope, frame)
             test_frame = Frame(
                 module,
@@ -829,6 +856,7 @@ class Evaluator:
         finally:
             self._active.discard(key)
         self._memo[key] = value
+        self._memo_locals[key[1]] = locals_
         if self.typing is not None:
             events = self.typing.since(mark)
             if events:
@@ -1095,9 +1123,40 @@ class Evaluator:
         outside = self.tracing
         self.tracing = True if traced or outside else None if traced is None else outside
         try:
-            return self._returned(info, returns, locals_, frame)
+            return self._returned_once(
+                info, returns, locals_, frame, (tuple(args), tuple(kwargs.items()), func.bound)
+            )
         finally:
             self.tracing = outside
+
+    def _returned_once(
+        self,
+        info: FunctionInfo,
+        returns: list[ast.Return],
+        locals_: Mapping[str, Value],
+        frame: Frame,
+        arguments: object,
+    ) -> Value:
+        """`_returned`, once per function, arguments and evaluation state (`analysis/reuse.py`):
+        a helper called again with equal arguments (`cfg.mesh_shape()` in every statement)
+        is not evaluated again."""
+        from shardls.analysis.reuse import reuse_of
+
+        key = (
+            id(info.node),
+            arguments,
+            frame.call_depth,
+            self.tracing,
+            id(self.context_mesh),
+            id(self.context),
+            self.branching,
+        )
+        try:
+            hash(key)
+        except TypeError:
+            return self._returned(info, returns, locals_, frame)
+        alive = (info, self.context_mesh, self.context)
+        return reuse_of(self).answer(key, alive, lambda: self._returned(info, returns, locals_, frame))
 
     def _returned(
         self, info: FunctionInfo, returns: list[ast.Return], locals_: Mapping[str, Value], frame: Frame

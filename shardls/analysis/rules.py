@@ -80,6 +80,12 @@ _ANALYSIS_RULES = (
         "than `hbm-per-device`.",
         Severity.WARNING,
     ),
+    Rule(
+        "SH214",
+        "evaluation-budget-ended",
+        "The analysis of a statement or file ran out of its step budget; what follows is missing or unknown.",
+        Severity.INFO,
+    ),
 )
 
 _SUPPRESSION_RULES = (

@@ -275,6 +275,12 @@ class Walker:
     ) -> Iterator[Visit]:
         if search.callee is not None and search.callee not in _node_text(frame.segment, node):
             return
+        if (
+            search.callee is None
+            and self.on_statement is None
+            and not self.calls.search(_node_text(frame.segment, node))
+        ):
+            return  # no call in it is worth visiting (`calls`): its callers need not be searched
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or jitted_by_decorator(node)
         depth = search.depth + (1 if search.callee is not None else 0)

@@ -55,12 +55,30 @@ class WorkspaceReads:
     probes: dict[str, bool] = field(default_factory=dict)
     searches: dict[str, tuple[str, ...]] = field(default_factory=dict)
     listed: bool = False
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    """Computations over the workspace whose result the analysis used, by name (`WORKSPACE_MESH`): a
+    change in what they read matters only if it changes their result."""
 
     def merge(self, other: WorkspaceReads) -> None:
         self.texts.update(other.texts)
         self.probes.update(other.probes)
         self.searches.update(other.searches)
         self.listed = self.listed or other.listed
+        self.outcomes.update(other.outcomes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a computation over the workspace read, and the result the analysis took from it."""
+
+    reads: WorkspaceReads
+    result: object
+
+
+WORKSPACE_MESH = "workspace-mesh"
+"""The outcome of the search for the workspace's only mesh: the mesh a file without one of its
+own falls back on (a `MeshFact`, or None). Editing a file that builds a mesh changes it only
+when it changes the meshes found."""
 
 
 class Workspace:
@@ -126,21 +144,20 @@ class Workspace:
         return text
 
     @contextlib.contextmanager
-    def noting(self) -> Iterator[WorkspaceReads]:
-        """Note apart what a computation reads whose result is kept (a search for meshes), so
-        that each later use of that result can say it read the same (`note`)."""
+    def apart(self) -> Iterator[WorkspaceReads]:
+        """Note what a computation reads apart from the analysis under way (which notes its
+        outcome instead, `note_outcome`)."""
         outer, inner = self.reads, WorkspaceReads()
         self.reads = inner
         try:
             yield inner
         finally:
             self.reads = outer
-            self.note(inner)
 
-    def note(self, reads: WorkspaceReads) -> None:
-        """`reads` were made for the analysis under way (through a result kept from earlier)."""
+    def note_outcome(self, name: str, reads: WorkspaceReads, result: object) -> None:
+        """The analysis under way used `result`, computed by reading `reads`."""
         if self.reads is not None:
-            self.reads.merge(reads)
+            self.reads.outcomes[name] = Outcome(reads, result)
 
     def refresh(self) -> None:
         """The disk may have changed (a new `check` run): list and search the files again."""

@@ -10,20 +10,36 @@ into a list of facts that can be checked again later without analysing anything:
                               were found (a hash of their paths)
     ["listing", hash]         the workspace was listed and its files read (the scripts that
                               build a model): a hash of every listed path and its text
+    ["outcome", name, facts, hash]
+                              the analysis used the result of a computation over the workspace
+                              (`workspace.WORKSPACE_MESH`: the search for its only mesh), which
+                              read `facts` (facts as above) and gave a result of this hash
 
 `WorkspaceState.holds` checks such a list against the disk now, reading each file at most once
-per check run. Both sides use the same `Workspace` reads, so a file is seen the same way.
+per check run. Both sides use the same `Workspace` reads, so a file is seen the same way. An
+outcome holds while its facts do; when one of them no longer does (a file that builds a mesh
+was edited), the computation is run again and the outcome holds if its result is unchanged: a
+one-line edit in a training script does not invalidate every file that falls back on its mesh.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from shardls.analysis.workspace import SEARCHES, Workspace, WorkspaceReads
-from shardls.cache.codec import Json
+from shardls.analysis.facts import MeshFact
+from shardls.analysis.workspace import SEARCHES, WORKSPACE_MESH, Workspace, WorkspaceReads
+from shardls.cache.codec import CodecError, Json, encode
+
+Recompute = Callable[[str], object]
+"""The result a computation over the workspace, by name, gives now for the file being looked up
+(it may raise: the outcome then does not hold)."""
+
+OUTCOME_TYPES: dict[str, object] = {WORKSPACE_MESH: MeshFact | None}
+"""The type of each outcome's result, as the codec encodes it to hash it."""
 
 
 def text_hash(text: str | None) -> str | None:
@@ -79,11 +95,16 @@ class WorkspaceState:
             self._listing = digest.hexdigest()
         return self._listing
 
-    def holds(self, dependencies: Json) -> bool:
-        """Whether every fact of `dependencies` is still true (False for anything malformed)."""
+    def holds(self, dependencies: Json, recompute: Recompute | None = None) -> bool:
+        """Whether every fact of `dependencies` is still true (False for anything malformed);
+        `recompute` decides an outcome whose facts no longer hold (without it, it does not)."""
         if not isinstance(dependencies, list):
             return False
         for fact in dependencies:
+            if isinstance(fact, list) and fact and fact[0] == "outcome":
+                if not self._outcome_holds(fact, recompute):
+                    return False
+                continue
             if not isinstance(fact, list) or not fact:
                 return False
             kind = fact[0]
@@ -104,15 +125,38 @@ class WorkspaceState:
                 return False
         return True
 
+    def _outcome_holds(self, fact: list[Json], recompute: Recompute | None) -> bool:
+        if len(fact) != 4 or fact[1] not in OUTCOME_TYPES or not isinstance(fact[3], str):
+            return False
+        if self.holds(fact[2]):
+            return True
+        if recompute is None:
+            return False
+        try:
+            result = recompute(fact[1])
+            return outcome_hash(fact[1], result) == fact[3]
+        except (CodecError, ValueError):
+            return False
+
+
+def outcome_hash(name: str, result: object) -> str:
+    """A hash of an outcome's result, encoded as its type (`OUTCOME_TYPES`) says."""
+    text = json.dumps(encode(OUTCOME_TYPES[name], result), sort_keys=True)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
 
 def dependencies(reads: WorkspaceReads, state: WorkspaceState) -> list[Json]:
     """The facts `reads` rests on, as `WorkspaceState.holds` checks them (sorted, so that equal
-    reads give equal entries)."""
+    reads give equal entries); raises CodecError for an outcome the codec cannot hold."""
     facts: list[Json] = [["text", path, text_hash(text)] for path, text in sorted(reads.texts.items())]
     facts += [["file", path, exists] for path, exists in sorted(reads.probes.items())]
     facts += [["search", pattern, paths_hash(found)] for pattern, found in sorted(reads.searches.items())]
     if reads.listed:
         facts.append(["listing", state.listing()])
+    facts += [
+        ["outcome", name, dependencies(outcome.reads, state), outcome_hash(name, outcome.result)]
+        for name, outcome in sorted(reads.outcomes.items())
+    ]
     return facts
 
 

@@ -5,9 +5,11 @@ An entry is found by a key of everything the analysis of a file starts from: sha
 and build, the cache format, the Python version, the file's path and workspace roots, the
 settings that apply to it and its text. It holds the result and what the analysis read of the
 rest of the workspace (`shardls.cache.reads`): an entry is used only if every file it read still
-has the same content hash, the same files exist, and, when the analysis searched the workspace
-(for its only mesh, or for the scripts that build a model), the workspace's files are all
-unchanged. So a result from the cache is the result an analysis would give now.
+has the same content hash, the same files exist, and, when the analysis listed the workspace
+(for the scripts that build a model), the workspace's files are all unchanged. The search for
+the workspace's only mesh is kept by its result: when a file it read changed, the search runs
+again, and the entry holds if the mesh found is the same. So a result from the cache is the
+result an analysis would give now.
 
 Entries are JSON, decoded by type (`shardls.cache.codec`): a hostile entry can at worst make
 one file's report wrong-looking, never run code. Standard input and the re-analyses of `--fix`
@@ -31,10 +33,10 @@ from shardls.analysis.facts import Diagnostic, Site, Span
 from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import WorkspaceReads, too_large
 from shardls.cache.codec import CodecError, decode, encode
-from shardls.cache.reads import WorkspaceState, dependencies, workspace_for
+from shardls.cache.reads import Recompute, WorkspaceState, dependencies, workspace_for
 from shardls.cache.store import CACHE_DIR_NAME, CacheStore
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 """Bumped whenever what an entry holds, or how it is keyed, changes."""
 
 CACHE_DIR_VARIABLE = "SHARDLS_CACHE_DIR"
@@ -78,18 +80,26 @@ def entry_key(path: Path, roots: Sequence[Path], settings: Settings, text: str) 
 
 
 def lookup(
-    cache_dir: Path, key: str, roots: Sequence[Path], path: Path, text: str, lines: int
+    cache_dir: Path,
+    key: str,
+    roots: Sequence[Path],
+    path: Path,
+    text: str,
+    lines: int,
+    recompute: Recompute | None = None,
 ) -> CachedResult | None:
     """The result stored under `key` if what it was computed from still holds; None otherwise
     (no entry, a malformed one, or a file it read has changed). `text` is the file's, as
-    analysed: for a Python file within the size bounds, what the workspace reads of it too."""
+    analysed: for a Python file within the size bounds, what the workspace reads of it too.
+    `recompute` gives the result of a computation over the workspace (the search for its only
+    mesh) now, for an entry that rests on it when something the computation read changed."""
     entry = _store(cache_dir).read(key)
     if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
         return None
     state = _state(roots)
     if path.suffix == ".py" and too_large(text) is None:
         state.know(str(path), text)
-    if not state.holds(entry.get("dependencies")):
+    if not state.holds(entry.get("dependencies"), recompute):
         return None
     try:
         result = CachedResult(

@@ -9,10 +9,13 @@ the others.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,8 +137,26 @@ def _analyse(jobs: Sequence[CheckJob]) -> list[FileReport]:
     if len(jobs) < PARALLEL_MIN_FILES or (os.cpu_count() or 1) == 1:
         return [check_file(job) for job in jobs]
     workers = min(os.cpu_count() or 1, len(jobs))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    context = _forking()
+    if context is not None:
+        _index_workspaces(jobs)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         return list(pool.map(check_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+def _forking() -> BaseContext | None:
+    """The `fork` start method on Linux, where workers then start as copies of this process
+    (with the workspace index built here); elsewhere the platform's default (None)."""
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return multiprocessing.get_context("fork")
+
+
+def _index_workspaces(jobs: Sequence[CheckJob]) -> None:
+    """Index each workspace once, here, before the workers fork: they inherit it, instead of
+    each searching the whole workspace for its meshes again (`Analyzer.index_workspace`)."""
+    for roots, settings in dict.fromkeys((job.roots, job.settings) for job in jobs if job.data is None):
+        _analyzer(roots).index_workspace(settings)
 
 
 def _from_cache(job: CheckJob) -> FileReport | None:
@@ -147,7 +168,11 @@ def _from_cache(job: CheckJob) -> FileReport | None:
         return None  # analysed as usual, which reports why
     lines = source_lines(text)
     key = check_cache.entry_key(job.path, job.roots, job.settings, text)
-    found = check_cache.lookup(job.cache_dir, key, job.roots, job.path, text, len(lines))
+
+    def recompute(name: str) -> object:
+        return _analyzer(job.roots).workspace_outcome(name, str(job.path), text, job.settings)
+
+    found = check_cache.lookup(job.cache_dir, key, job.roots, job.path, text, len(lines), recompute)
     if found is None:
         return None
     return FileReport(

@@ -233,8 +233,12 @@ from a size in sizes.py."""
 @pytest.mark.parametrize(
     ("change", "again"),
     [
-        # train.py reads sizes.py; the files without a mesh rest on the search, which read it.
+        # train.py reads sizes.py; the files without a mesh rest on the search, whose mesh changed.
         ({"sizes.py": "DATA = 4\n"}, ["layers.py", "notes.py", "sizes.py", "train.py"]),
+        # The search read sizes.py, but the mesh it finds is the same: only what imports it.
+        ({"sizes.py": "DATA = 2\nMORE = 3\n"}, ["sizes.py", "train.py"]),
+        # A line added to the file that builds the mesh, below it: the mesh found is the same.
+        ({"train.py": str(WORKSPACE_MESH["train.py"]) + "STEPS = 10\n"}, ["train.py"]),
         # The search did not read notes.py (it mentions no mesh): only notes.py itself changed.
         ({"notes.py": "TEXT = 'still nothing'\n"}, ["notes.py"]),
         # The search finds one more file; train.py, with its own mesh, did not search.
@@ -243,9 +247,15 @@ from a size in sizes.py."""
             ["layers.py", "new.py", "notes.py", "sizes.py"],
         ),
     ],
-    ids=["what-the-mesh-reads", "an-unrelated-file", "a-new-mesh"],
+    ids=[
+        "what-the-mesh-reads",
+        "the-same-mesh-from-an-edited-import",
+        "the-same-mesh-from-an-edited-script",
+        "an-unrelated-file",
+        "a-new-mesh",
+    ],
 )
-def test_the_search_for_the_workspace_mesh_is_keyed_by_what_it_read(
+def test_the_search_for_the_workspace_mesh_is_keyed_by_its_result(
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     analysed: list[str],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from check_helpers import BAD, GOOD, HEADER, check, check_json, column_of, notebook, put, write
@@ -256,9 +257,9 @@ def test_parallel_and_serial_agree(
     pools: list[object] = []
 
     class RecordingPool(ProcessPoolExecutor):
-        def __init__(self, max_workers: int) -> None:
+        def __init__(self, max_workers: int, **options: Any) -> None:
             pools.append(self)
-            super().__init__(max_workers=max_workers)
+            super().__init__(max_workers=max_workers, **options)
 
     monkeypatch.setattr(check_files, "ProcessPoolExecutor", RecordingPool)
     parallel = check(capsys, "--output-format", "json", "--show-layouts")

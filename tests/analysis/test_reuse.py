@@ -1,0 +1,129 @@
+"""Work the analysis does once and reuses (analysis/reuse.py, the evaluator's memos) gives what
+doing it again would: per call, per frame, per context, and across an incremental re-analysis."""
+
+from __future__ import annotations
+
+import textwrap
+
+from analysis_helpers import analyze, site_named
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.reuse import Reuse
+from shardls.analysis.walker import Walker
+
+HEADER = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ('data', 'model'))
+"""
+
+
+def dims(site_shape: object) -> list[object]:
+    return [getattr(dim, "value", dim) for dim in site_shape]  # type: ignore[attr-defined]
+
+
+def test_two_calls_of_a_function_keep_their_own_arguments() -> None:
+    """The locals of the first call are gone when the second is evaluated; a memo keyed by their
+    identity must not answer the second with the first's values (it gave 6 x 6)."""
+    source = HEADER + textwrap.dedent(
+        """
+        def doubled(n):
+            m = n * 2
+            return m
+
+        a = doubled(3)
+        b = doubled(5)
+        x = jax.device_put(jnp.zeros((a, b)), NamedSharding(mesh, P('data')))
+        """
+    )
+    site = site_named(analyze(source), "x")
+    assert site.shape is not None
+    assert dims(site.shape) == [6, 10]
+
+
+def test_a_guarded_binding_is_decided_per_call() -> None:
+    """`_reachable` is memoised like bindings: per call, never across calls."""
+    source = HEADER + textwrap.dedent(
+        """
+        def rows(wide):
+            if wide:
+                n = 16
+            else:
+                n = 8
+            return n
+
+        x = jax.device_put(jnp.zeros((rows(True), rows(False))), NamedSharding(mesh, P('data')))
+        """
+    )
+    site = site_named(analyze(source), "x")
+    assert site.shape is not None
+    assert dims(site.shape) == [16, 8]
+
+
+CALLERS = HEADER + textwrap.dedent(
+    """
+    def place(rows):
+        return jax.device_put(jnp.zeros((rows, 16)), NamedSharding(mesh, P('data')))
+
+    def small():
+        return place(6)
+
+    def large():
+        return place(12)
+
+    one = small()
+    two = large()
+    """
+)
+
+
+def test_a_functions_contexts_are_found_once_and_give_every_caller(monkeypatch: object) -> None:
+    """`place` is reached by several passes and caller searches; its callers are searched once
+    per distinct question, and every call still gives its own site."""
+    searched: list[str] = []
+    call_contexts = Walker.call_contexts
+
+    def counting(self: Walker, info: object, depth: int) -> object:
+        searched.append(f"{info.name}@{depth}")  # type: ignore[attr-defined]
+        return call_contexts(self, info, depth)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Walker, "call_contexts", counting)  # type: ignore[attr-defined]
+    analysis = analyze(CALLERS)
+    assert sorted(dims(s.shape) for s in analysis.sites if s.shape is not None) == [[6, 16], [12, 16]]
+    assert len(searched) == len(set(searched))
+
+
+def test_reused_answers_note_what_they_read_for_the_incremental_cache() -> None:
+    """Editing what only a reused answer read (the argument of `large`'s call) re-analyses the
+    segments that used it: the edited analysis equals a fresh one."""
+    analyzer = Analyzer()
+    analyzer.analyze("/virtual/model.py", CALLERS)
+    edited = CALLERS.replace("place(12)", "place(10)")
+    again = analyzer.analyze("/virtual/model.py", edited)
+    fresh = Analyzer().analyze("/virtual/model.py", edited)
+    assert again.sites == fresh.sites
+    assert sorted(dims(s.shape) for s in again.sites if s.shape is not None) == [[6, 16], [10, 16]]
+
+
+def test_an_answer_computed_while_a_budget_ran_out_is_not_kept() -> None:
+    class Counting:
+        exhausted = 0
+        reads = None
+        typing = None
+
+    evaluator = Counting()
+    reuse = Reuse(evaluator)  # type: ignore[arg-type]
+    calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        evaluator.exhausted += 1  # a statement's budget ran out meanwhile
+        return len(calls)
+
+    assert reuse.answer("key", (), compute) == 1
+    assert reuse.answer("key", (), compute) == 2  # computed again: the first may be incomplete
+    evaluator.exhausted = 0
+    assert reuse.answer("other", (), lambda: 7) == 7
+    assert reuse.answer("other", (), lambda: 8) == 7

@@ -1,0 +1,59 @@
+"""`shardls check` in worker processes: the workspace is indexed once, in the process that starts
+them, and what they report is what one process reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from check_helpers import check, write
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.cli import check_files
+
+LAYER = (
+    "import jax\nimport jax.numpy as jnp\nfrom jax.sharding import PartitionSpec as P\n\n"
+    "def layer_{i}(mesh):\n"
+    "    return jax.device_put(jnp.zeros(({rows}, 16)), jax.sharding.NamedSharding(mesh, P('data')))\n"
+)
+TRAIN = "import jax\n\nmesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or (os.cpu_count() or 1) == 1, reason="workers fork only on Linux"
+)
+def test_the_workspace_is_searched_once_before_the_workers_fork(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every layer file builds no mesh and falls back on train.py's. Each search appends the
+    searching process's id to a file: one line, this process's, means the workers inherited it."""
+    layers = {f"layer_{i:02}.py": LAYER.format(i=i, rows=6 + 2 * (i % 2)) for i in range(20)}
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", "train.py": TRAIN, **layers})
+    searches = tmp_path / "searches.txt"
+    scan = Analyzer._scan_workspace
+
+    def noted(self: Analyzer, *args: object) -> object:
+        with searches.open("a") as stream:
+            stream.write(f"{os.getpid()}\n")
+        return scan(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Analyzer, "_scan_workspace", noted)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
+    parallel = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")
+    assert searches.read_text().split() == [str(os.getpid())]
+    layouts = json.loads(parallel.out)["layouts"]
+    assert [layout["mesh"] for layout in layouts] == [{"data": 2, "model": 4}] * 20
+
+    searches.unlink()
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)
+    serial = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")
+    assert serial == parallel
+    assert searches.read_text().split() == [str(os.getpid())]
