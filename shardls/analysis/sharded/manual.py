@@ -11,6 +11,7 @@ Anything unread (an axis name from a variable, `axis_index_groups=`) means no ty
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -180,9 +181,7 @@ def _decorator_arguments(evaluator: Evaluator, func: FunctionV) -> dict[str, Val
 
     info = func.func
     for decorator in info.node.decorator_list:
-        if not isinstance(decorator, ast.Call) or "shard_map" not in ast.unparse(decorator.func) + (
-            ast.unparse(decorator.args[0]) if decorator.args else ""
-        ):
+        if not isinstance(decorator, ast.Call) or not _mentions_shard_map(decorator):
             continue
         frame = Frame(info.module, info.parent, info.segment, info.parent.order_of.get(id(info.node)), {})
         wrapper = evaluator.evaluate(decorator.func, frame)
@@ -192,6 +191,14 @@ def _decorator_arguments(evaluator: Evaluator, func: FunctionV) -> dict[str, Val
         if isinstance(wrapper, Ref) and wrapper.qualname in SHARD_MAP_APIS:
             return wrapper_arguments(wrapper.qualname, [func, *args], kwargs)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _mentions_shard_map(decorator: ast.Call) -> bool:
+    """Whether a decorator call names shard_map (`@jax.shard_map(...)`, `@partial(shard_map,
+    ...)`): decided once per decorator, since every call of a decorated function asks."""
+    written = ast.unparse(decorator.func) + (ast.unparse(decorator.args[0]) if decorator.args else "")
+    return "shard_map" in written
 
 
 def _mapped_call(
