@@ -6,6 +6,7 @@ from shardls.analysis.facts import Diagnostic, Site
 from shardls.analysis.suppressions import UNUSED
 from shardls.fixes.model import Fix, FixSource
 from shardls.fixes.rewrites import FIXES, Context
+from shardls.fixes.sharding_types import TYPE_FIXES
 from shardls.fixes.suppress import ignore_fix, unused_suppression_fix
 
 
@@ -14,6 +15,6 @@ def fixes_for(diagnostic: Diagnostic, source: FixSource, site: Site | None = Non
     if diagnostic.code == UNUSED:
         own = unused_suppression_fix(diagnostic, source)
     else:
-        make = FIXES.get(diagnostic.code)
+        make = FIXES.get(diagnostic.code) or TYPE_FIXES.get(diagnostic.code)
         own = make(Context(diagnostic, source, site)) if make else []
     return [*own, *ignore_fix(diagnostic, source)]

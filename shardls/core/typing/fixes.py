@@ -80,9 +80,11 @@ def reshard_choices(operands: Sequence[ShardedType], rule: JoinRule) -> tuple[Re
     """For each distinct sharding among the operands (in order): every other operand resharded
     to it, when `reshard` and then the operation accept that."""
     found: list[ReshardChoice] = []
+    tried: list[SpecAxes] = []
     for target in operands:
-        if target.unreduced or target.reduced or any(c.result.spec == target.spec for c in found):
+        if target.unreduced or target.reduced or target.spec in tried:
             continue
+        tried.append(target.spec)
         spec = _partition_spec(target.spec)
         try:
             moved = [t if t.spec == target.spec else reshard(t, spec) for t in operands]
