@@ -149,6 +149,7 @@ class Analyzer:
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
+        walker.evaluate_bindings_where_written()
         builder.file_meshes = _find_meshes(evaluator, module, builder)
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:

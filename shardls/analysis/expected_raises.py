@@ -1,10 +1,13 @@
-"""Errors a test expects: JAX raising inside `with self.assertRaises(...)` or `pytest.raises(...)`.
+"""Errors the code expects or handles: JAX raising inside `with self.assertRaises(...)`,
+`pytest.raises(...)`, or the body of a `try` whose handler catches every exception.
 
 Test suites check that JAX rejects a layout (orbax: `with self.assertRaisesRegex(ValueError,
-"partitioned 8 times"): jax.device_put(...)`). There the error is the code's intent, not a
-mistake: reporting it as an error would fail the user's CI on a test that passes. It stays
-visible, as an info that says which block expects it, so that hovers and `--show-layouts` still
-explain the layout.
+"partitioned 8 times"): jax.device_put(...)`), and JAX's own tutorials show an error with
+`try: x + y` / `except Exception as e: print(e)`. There the error is the code's intent, not a
+mistake: reporting it as an error would fail the user's CI on code that runs. It stays visible,
+as an info that says which block expects it, so that hovers and `--show-layouts` still explain
+the layout. A handler of one class (`except ValueError`) is not enough: shardls does not say
+which class each rejection is, and a test that expects another one fails.
 """
 
 from __future__ import annotations
@@ -32,19 +35,23 @@ _RAISES = frozenset(
 """unittest's and absltest's assertions, `pytest.raises`, numpy.testing's: each, used as a
 context manager, passes only if its block raises."""
 
+_EVERY_EXCEPTION = frozenset({"", "Exception", "BaseException"})
+"""Handlers that catch whatever JAX raises (`""`: a bare `except:`)."""
+
 
 @dataclass(frozen=True)
 class _Block:
     first: int
     last: int
-    """0-based file lines of the `with` block's body."""
-    call: str
-    line: int
+    """0-based file lines of the block's body."""
+    why: str
+    """`the `with pytest.raises(...)` at line 9 expects the code to raise`."""
 
 
 def expected_by_tests(diagnostics: Sequence[Diagnostic], source: ParsedSource) -> tuple[Diagnostic, ...]:
-    """The diagnostics, with each error inside a block that expects an exception made an info."""
-    blocks = _raising_blocks(source) if any(d.severity is Severity.ERROR for d in diagnostics) else []
+    """The diagnostics, with each error inside a block that expects or handles an exception made
+    an info that says so."""
+    blocks = _expecting_blocks(source) if any(d.severity is Severity.ERROR for d in diagnostics) else []
     if not blocks:
         return tuple(diagnostics)
     return tuple(_expected(d, blocks) for d in diagnostics)
@@ -57,27 +64,40 @@ def _expected(diagnostic: Diagnostic, blocks: list[_Block]) -> Diagnostic:
     block = next((b for b in blocks if b.first <= line <= b.last), None)
     if block is None:
         return diagnostic
-    note = f"expected here: the `with {block.call}(...)` at line {block.line + 1} expects the code to raise"
-    return replace(diagnostic, severity=Severity.INFO, message=f"{diagnostic.message} ({note})")
+    return replace(
+        diagnostic, severity=Severity.INFO, message=f"{diagnostic.message} (expected here: {block.why})"
+    )
 
 
-def _raising_blocks(source: ParsedSource) -> list[_Block]:
+def _expecting_blocks(source: ParsedSource) -> list[_Block]:
     blocks = []
     for segment in source.segments:
-        if "raises" not in segment.text.lower():
+        if "raises" not in segment.text.lower() and "except" not in segment.text:
             continue
         for node in (n for statement in segment.body for n in ast.walk(statement)):
-            if not isinstance(node, ast.With | ast.AsyncWith) or not node.body:
-                continue
-            call = next((name for item in node.items if (name := _raises_call(item.context_expr))), None)
-            if call is not None:
-                first, last = node.body[0].lineno, node.end_lineno or node.body[-1].lineno
-                blocks.append(
-                    _Block(
-                        segment.abs_line(first), segment.abs_line(last), call, segment.abs_line(node.lineno)
-                    )
-                )
+            found = _expecting(node) if isinstance(node, ast.stmt) else None
+            if found is not None:
+                body, what, line, verb = found
+                first, last = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+                why = f"the {what} at line {segment.abs_line(line) + 1} {verb}"
+                blocks.append(_Block(segment.abs_line(first), segment.abs_line(last), why))
     return blocks
+
+
+def _expecting(node: ast.stmt) -> tuple[list[ast.stmt], str, int, str] | None:
+    """The body in which an exception is expected, what expects it, on which (segment) line, and
+    how to say so."""
+    if isinstance(node, ast.With | ast.AsyncWith) and node.body:
+        call = next((name for item in node.items if (name := _raises_call(item.context_expr))), None)
+        if call is not None:
+            return node.body, f"`with {call}(...)`", node.lineno, "expects the code to raise"
+    if isinstance(node, ast.Try | ast.TryStar) and node.body:
+        for handler in node.handlers:
+            caught = "" if handler.type is None else ast.unparse(handler.type)
+            if caught in _EVERY_EXCEPTION:
+                written = f"`except {caught}`" if caught else "`except`"
+                return node.body, written, handler.lineno, "handles the exception"
+    return None
 
 
 def _raises_call(expression: ast.expr) -> str | None:
@@ -85,6 +105,4 @@ def _raises_call(expression: ast.expr) -> str | None:
         return None
     function = expression.func
     name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", None)
-    if name not in _RAISES:
-        return None
-    return ast.unparse(function)
+    return ast.unparse(function) if name in _RAISES else None

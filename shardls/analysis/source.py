@@ -92,6 +92,7 @@ class SegmentParser:
         segments: list[Segment] = []
         starts = _segment_starts(lines, _inside_strings(text))
         merge_budget = _MERGE_BUDGET * len(text) + 100_000
+        used: set[int] = set()
         i = 0
         while i < len(starts):
             begin = starts[i]
@@ -118,6 +119,11 @@ class SegmentParser:
             else:
                 merges = 0
                 end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+            if parsed.body and id(parsed.body[0]) in used:
+                # The same text twice in a file (`jax.set_mesh(mesh)` in two places): the cache
+                # would hand both the same nodes, and facts kept by node would merge the two.
+                parsed = _parse_with_repair(chunk, repair=merges == 0)
+            used.update(id(statement) for statement in parsed.body[:1])
             segments.append(
                 Segment(
                     begin,

@@ -80,6 +80,12 @@ class Context:
     def mesh(self) -> MeshContext | None:
         return self.meshes[-1] if self.meshes else None
 
+    @property
+    def spec_mesh(self) -> MeshContext | None:
+        """The mesh a bare spec means here: `jax.set_mesh`'s, never a deprecated `with mesh:`."""
+        mesh = self.mesh
+        return mesh if mesh is not None and not mesh.legacy else None
+
 
 UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True, traced=None)
 """The context of a function's body when none of its calls is visible."""
@@ -146,10 +152,10 @@ class Walker:
 
     def _segments(self, segments: Iterable[Segment], search: _Search) -> Iterator[Visit]:
         scope = self.module.scope
-        base = Context(meshes=self.global_meshes)
         for segment in segments:
             if segment.body:
                 frame = Frame(self.module, scope, segment, None)
+                base = Context(meshes=self.meshes_current_at(segment))
                 yield from self._statements(segment.body, frame, base, scope, search)
 
     # -- statements --------------------------------------------------------------------------
@@ -427,11 +433,21 @@ class Walker:
         how = f"jax.set_mesh({_short(call.args[0])}) at line {frame.line_of(call) + 1}"
         return MeshContext(mesh, how, frame.span(call))
 
+    def meshes_current_at(self, segment: Segment) -> tuple[MeshContext, ...]:
+        return _current_at(self.global_meshes, segment)
+
+    def evaluate_bindings_where_written(self) -> None:
+        """From now on the evaluator gives each top-level binding of this module the mesh set
+        above it. The meshes set at top level are found first, since finding them evaluates
+        bindings too."""
+        found = self.global_meshes
+        self.evaluator.analysed = self.module
+        self.evaluator.mesh_at = lambda segment: _spec_mesh(Context(meshes=_current_at(found, segment)))
+
     @cached_property
     def global_meshes(self) -> tuple[MeshContext, ...]:
-        """`jax.set_mesh(m)` as a top-level statement (or run by a top-level call, see
-        `_mesh_set_by`) applies to everything that runs after it; functions run after the module
-        body, so they see the last one."""
+        """Every `jax.set_mesh(m)` top-level statement (or top-level call that runs one, see
+        `_mesh_set_by`), in order: each applies to what runs after it."""
         scope = self.module.scope
         found: list[MeshContext] = []
         index = self.module.call_index
@@ -442,7 +458,7 @@ class Walker:
                 mesh = self._mesh_set_by(stmt, frame)
                 if mesh is not None:
                     found.append(mesh)
-        return tuple(found[-1:])
+        return tuple(found)
 
     # -- meshes set inside the functions a statement calls ------------------------------------
 
@@ -696,3 +712,19 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(stmt, ast.Match):
         return [case.body for case in stmt.cases]
     return []
+
+
+def _current_at(found: tuple[MeshContext, ...], segment: Segment) -> tuple[MeshContext, ...]:
+    """The mesh current when a top-level segment starts, of those the module sets (`found`, in
+    order). When the module sets one mesh (or the same one each time), that mesh everywhere:
+    functions defined above the statement that sets it run after it. When it sets different
+    meshes in turn (notebooks and tutorials: a mesh per section), the last one set above the
+    segment, and none above the first."""
+    if len({context.mesh.mesh for context in found}) <= 1:
+        return found[-1:]
+    return tuple([context for context in found if context.span.line < segment.first_line][-1:])
+
+
+def _spec_mesh(context: Context) -> MeshV | None:
+    mesh = context.spec_mesh
+    return mesh.mesh if mesh is not None else None

@@ -123,3 +123,14 @@ def test_newer_f_string_syntax_says_which_python_reads_it() -> None:
             "syntax error: f-string expression part cannot include a backslash "
             f"(valid from Python 3.12; shardls runs on Python {python})"
         ]
+
+
+def test_the_same_statement_twice_gets_two_parses() -> None:
+    """The parse cache is keyed by text; facts are kept by node, so two identical statements in
+    a file (`jax.set_mesh(mesh)` once per section of a tutorial) must not share their nodes."""
+    parser = SegmentParser()
+    source = parser.parse("mesh = a\njax.set_mesh(mesh)\nmesh = b\njax.set_mesh(mesh)\n")
+    first, second = source.segments[1].body[0], source.segments[3].body[0]
+    assert first is not second
+    again = parser.parse("jax.set_mesh(mesh)\n")  # a later parse still reuses the cache
+    assert again.segments[0].body[0] in (first, second)

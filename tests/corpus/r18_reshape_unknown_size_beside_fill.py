@@ -1,7 +1,8 @@
 """Real code (axlearn `input_grain_tpu_test.py`, `utils_test.py`): the device array reshaped to
 `(batch_sharding, -1)` with `batch_sharding` computed from `jax.process_count()`. One size is
 unknown and the other is numpy's -1: the mesh's sizes are not known, and there is nothing to
-report. shardls used to read the unknown size as a second -1 and report SH109.
+report. shardls used to read the unknown size as a second -1 and report SH109. A known size
+beside the -1 still fills it from the devices (`rows`).
 """
 
 import jax
@@ -26,3 +27,6 @@ def every_other_process(divisor):
 
 batches = batches_on_half_the_processes()
 mesh = every_other_process(1)
+
+known = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, -1), ("x", "y"))
+rows = jax.device_put(jnp.zeros((4, 16)), NamedSharding(known, P("x", "y")))  # expect: rows

@@ -48,8 +48,7 @@ ONE_OF_SEVERAL = "the operands are one of several values the code may have here"
 def context_mesh(context: Context) -> MeshContext | None:
     """The mesh a bare spec means in this context: `jax.set_mesh`'s (never the deprecated `with
     mesh:`, which sharding in types does not read)."""
-    mesh = context.mesh
-    return mesh if mesh is not None and not mesh.legacy else None
+    return context.spec_mesh
 
 
 def tracing(context: Context) -> bool | None:
