@@ -1162,7 +1162,10 @@ class Evaluator:
         self, info: FunctionInfo, returns: list[ast.Return], locals_: Mapping[str, Value], frame: Frame
     ) -> Value:
         values: list[Value] = []
+        guards = _return_guards(info.node)
         for ret in returns[: self.limits.choices]:
+            if not self._branches_taken(info, guards.get(id(ret), ()), locals_, frame):
+                continue  # under an `if` decided against it with these arguments
             if ret.value is None:
                 values.append(Const(None))
                 continue
@@ -1175,7 +1178,24 @@ class Evaluator:
                 frame.call_depth + 1,
             )
             values.append(self.eval(ret.value, inner))
+        if not values:
+            return Unknown(f"no return of {info.qualname}() is reached")
         return values[0] if len(values) == 1 else self.choice(values)
+
+    def _branches_taken(
+        self,
+        info: FunctionInfo,
+        guards: tuple[tuple[ast.If, bool], ...],
+        locals_: Mapping[str, Value],
+        frame: Frame,
+    ) -> bool:
+        """False when one of the `if` tests around a `return` is decided against its branch."""
+        for statement, branch in guards:
+            order = info.scope.order_of.get(id(statement))
+            test_frame = Frame(info.module, info.scope, info.segment, order, locals_, frame.call_depth + 1)
+            if truthiness(self.eval(statement.test, test_frame)) is (not branch):
+                return False
+        return True
 
     def call_arguments(self, call: ast.Call, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         """A call's positional and keyword argument values, each its own question: `*args` of
@@ -1439,6 +1459,27 @@ def _never_none(left: Value, right: Value) -> bool:
         isinstance(a, Const) and a.value is None and isinstance(b, _NEVER_NONE)
         for a, b in ((left, right), (right, left))
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _return_guards(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> dict[int, tuple[tuple[ast.If, bool], ...]]:
+    """For each `return` of a function (by id), the `if` statements it is under and whether in
+    their body (True) or `else` (False): a call whose arguments decide a test does not return
+    from the other branch (`if decode: return ...`)."""
+    found: dict[int, tuple[tuple[ast.If, bool], ...]] = {}
+    stack: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = [(s, ()) for s in node.body]
+    while stack:
+        current, guards = stack.pop()
+        if isinstance(current, ast.Return):
+            found[id(current)] = guards
+        elif isinstance(current, ast.If):
+            stack.extend((s, (*guards, (current, True))) for s in current.body)
+            stack.extend((s, (*guards, (current, False))) for s in current.orelse)
+        elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend((child, guards) for child in ast.iter_child_nodes(current))
+    return found
 
 
 def truthiness(value: Value) -> bool | None:

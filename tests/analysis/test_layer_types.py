@@ -108,6 +108,22 @@ block = Block(16, 64, nnx.Rngs(0))
 v21 = block(x)
 """
 
+BRANCHED = """\
+
+
+class Decoder(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs):
+        self.rows = nnx.Linear(16, 32, kernel_init=nnx.with_partitioning(lecun, ("model", None)), rngs=rngs)
+
+    def __call__(self, x, decode=False):
+        if decode:
+            return self.rows(x)  # rejected, but not run with decode=False
+        return x * 2
+
+
+v1 = Decoder(nnx.Rngs(0))(xm)
+"""
+
 REJECTED = {
     "contracting dimension sharded on both sides": """\
 rows = nnx.Linear(16, 32, kernel_init=nnx.with_partitioning(lecun, ("model", None)), rngs=nnx.Rngs(0))
@@ -186,7 +202,8 @@ def _jax(programs: list[str]) -> list[list[list[str]]]:
 @pytest.fixture(scope="module")
 def judged() -> dict[str, list[list[str]]]:
     """JAX's outcome for every program, run once for the module (one worker process)."""
-    programs = {"typed": HEAD + TYPED, "module": HEAD + MODULE, "unknown": HEAD + UNKNOWN}
+    programs = {"typed": HEAD + TYPED, "module": HEAD + MODULE, "branched": HEAD + BRANCHED}
+    programs["unknown"] = HEAD + UNKNOWN
     programs.update({name: HEAD + body for name, body in REJECTED.items()})
     return dict(zip(programs, _jax(list(programs.values())), strict=True))
 
@@ -211,11 +228,11 @@ def _types(analysis: FileAnalysis, lines: list[int]) -> dict[int, str]:
     return found
 
 
-@pytest.mark.parametrize("name", ["typed", "module"])
+@pytest.mark.parametrize("name", ["typed", "module", "branched"])
 def test_a_layer_call_has_the_type_flax_gives(
     name: str, judged: dict[str, list[list[str]]], tmp_path: Path
 ) -> None:
-    source = HEAD + (TYPED if name == "typed" else MODULE)
+    source = HEAD + {"typed": TYPED, "module": MODULE, "branched": BRANCHED}[name]
     lines = _bound_lines(source)
     theirs = judged[name]
     assert len(theirs) == len(lines) and all(outcome[0] == "ok" for outcome in theirs), theirs
