@@ -29,6 +29,7 @@ from shardls.analysis.scopes import (
     traced_by_decorator,
 )
 from shardls.analysis.shapes import array_operation
+from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
 from shardls.analysis.sharded.manual import shard_mapped_function_call
 from shardls.analysis.sharded.operations import typed_binop, typed_subscript
@@ -287,6 +288,9 @@ class Evaluator:
         self.tracing: bool | None = None
         """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
         None when the analysis does not know. JAX indexes a concrete sharded array differently."""
+        self.mesh_at: Callable[[Segment], MeshV | None] | None = None
+        """The mesh `jax.set_mesh` makes current where a top-level segment of `analysed` runs."""
+        self.analysed: ModuleInfo | None = None
         self.context: Context | None = None
         """The walker's context of the statement being analysed (mesh, logical rules, eager
         sharding, stacking): what Flax creates a layer's parameters with there."""
@@ -852,7 +856,8 @@ class Evaluator:
                 locals_,
                 frame.call_depth if frame is not None else 0,
             )
-            value = self._binding(binding, scope, inner)
+            with self._where_written(module, scope, binding.segment):
+                value = self._binding(binding, scope, inner)
         finally:
             self._active.discard(key)
         self._memo[key] = value
@@ -862,6 +867,28 @@ class Evaluator:
             if events:
                 self._memo_events[key] = events
         return value
+
+    @contextlib.contextmanager
+    def _where_written(self, module: ModuleInfo, scope: Scope, segment: Segment) -> Iterator[None]:
+        """A top-level binding runs eagerly where it is written, under the mesh set above it: its
+        value (memoised for every reader) must not take the mesh or tracing of the code that
+        happens to read it first (an array placed under an Auto mesh, read below a later
+        `jax.set_mesh` of an Explicit one)."""
+        mesh_at = self.mesh_at
+        if mesh_at is None or scope.kind != "module" or module is not self.analysed:
+            yield
+            return
+        self.mesh_at = None  # finding that mesh evaluates bindings too (the `set_mesh` statements)
+        try:
+            mesh = mesh_at(segment)
+        finally:
+            self.mesh_at = mesh_at
+        previous = self.context_mesh, self.tracing
+        self.context_mesh, self.tracing = mesh, False
+        try:
+            yield
+        finally:
+            self.context_mesh, self.tracing = previous
 
     def _module_of(self, scope: Scope, frame: Frame | None) -> ModuleInfo:
         if scope.module is not None:
@@ -1248,7 +1275,7 @@ class Evaluator:
                 extra[name] = value
         if node_args.kwarg is not None:
             locals_[node_args.kwarg.arg] = DictV(tuple(Const(k) for k in extra), tuple(extra.values()))
-        return locals_
+        return without_types(locals_) if under_auto_axes(info.node) else locals_
 
     def instantiate(
         self, cls: ClassInfo, args: list[Value], kwargs: dict[str, Value], node: ast.Call | None, frame: Frame
