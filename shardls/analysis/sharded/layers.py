@@ -115,9 +115,15 @@ _NONE_ONLY = frozenset(
 
 @calls(*_LAYERS)
 def _created(call: CallArgs, base: Value | None) -> Value | None:
-    """A layer made where types are recorded, with the context it is made in."""
-    context = call.evaluator.context
-    if base is not None or call.evaluator.typing is None or context is None:
+    """A layer made where types are recorded, with the context it is made in; none when the
+    evaluation's mesh is not the context's (a top-level layer evaluated under the mesh set where
+    it is written, which its parameters' resolution would not see)."""
+    evaluator = call.evaluator
+    context = evaluator.context
+    if base is not None or evaluator.typing is None or context is None:
+        return base
+    current = context.mesh.mesh.mesh if context.mesh is not None and not context.mesh.legacy else None
+    if current != (evaluator.context_mesh.mesh if evaluator.context_mesh is not None else None):
         return base
     return LayerV(call, context)
 
