@@ -29,6 +29,7 @@ from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import SiteKind
 from shardls.core import Severity
 from shardls.core.typing import ShapeError, TypeRejected, array_split, split
+from shardls.core.typing.results import CORE_CODE_ERRORS
 
 SEED = 20261202
 N_PROGRAMS = 150
@@ -287,8 +288,13 @@ def _ours(analyzer: Analyzer, path: str, source: str) -> dict[int, tuple[str, st
             assert site.jax_type is not None
             found.setdefault(site.span.line, ("ok", site.jax_type))
     for diagnostic in analysis.diagnostics:
-        if diagnostic.severity is Severity.ERROR and "jax_error" in diagnostic.data:
+        if diagnostic.severity is not Severity.ERROR:
+            continue
+        if "jax_error" in diagnostic.data:
             found[diagnostic.span.line] = (str(diagnostic.data["jax_error"]), diagnostic.code)
+        elif diagnostic.code in CORE_CODE_ERRORS and "reshard(" in lines[diagnostic.span.line]:
+            # A `reshard` to a spec its array's shape refuses is reported by the placement's site.
+            found[diagnostic.span.line] = (CORE_CODE_ERRORS[diagnostic.code], diagnostic.code)
     return found
 
 

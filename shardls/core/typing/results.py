@@ -24,7 +24,7 @@ from shardls.core.typing.errors import (
 )
 from shardls.core.typing.types import ShardedType, SpecAxes, axes_size, explicit_spec, format_type
 
-_CORE_CODE_ERRORS = {
+CORE_CODE_ERRORS = {
     "SH001": VALUE_ERROR,
     "SH002": VALUE_ERROR,
     "SH004": DUPLICATE_SPEC_ERROR,
@@ -117,7 +117,7 @@ def out_sharding(mesh: Mesh, spec: PartitionSpec, shape: tuple[int, ...], dtype:
     errors = [p for p in layout.problems if p.is_error]
     if errors:
         first = errors[0]
-        data = {"jax_error": _CORE_CODE_ERRORS.get(first.code, VALUE_ERROR), **first.data}
+        data = {"jax_error": CORE_CODE_ERRORS.get(first.code, VALUE_ERROR), **first.data}
         raise TypeRejected(type(first)(first.code, first.severity, first.message, data))
     return ShardedType(
         shape, dtype, mesh, explicit_spec(mesh, spec, len(shape)), spec.unreduced, spec.reduced, False

@@ -47,7 +47,7 @@ def general_gather(
         if d not in dims.collapsed_slice_dims and d not in dims.operand_batching_dims
     ]
     spec = _gather_spec(operand, indices, dims, slice_sizes)
-    queries = iter(zip(indices.shape[:-1], spec[1][:-1], strict=True))
+    queries = iter(zip(indices.shape[:-1], spec[:-1], strict=True))
     windows = iter(window)
     shape: list[int] = []
     out_spec: list[DimAxes] = []
@@ -60,18 +60,19 @@ def general_gather(
             n, axes = next(queries)
             shape.append(n)
             out_spec.append(axes)
-    out = tuple(out_spec) if spec[0] else ((),) * rank
-    return result("gather", [operand], tuple(shape), operand.dtype, out, weak_type=operand.weak_type)
+    return result(
+        "gather", [operand], tuple(shape), operand.dtype, tuple(out_spec), weak_type=operand.weak_type
+    )
 
 
 def _gather_spec(
     operand: ShardedType, indices: ShardedType, dims: GatherDims, slice_sizes: Sequence[int]
-) -> tuple[bool, list[DimAxes]]:
-    """Whether any input is sharded, and the indices' spec with the batching dimensions resolved;
-    raises where JAX finds no unambiguous output sharding."""
+) -> list[DimAxes]:
+    """The indices' spec with the batching dimensions resolved; raises where JAX finds no
+    unambiguous output sharding."""
     o, ind = operand.spec, list(indices.spec)
     if not any(o) and not any(ind):
-        return False, ind
+        return ind
     full_or_replicated = all(slice_sizes[d] == operand.shape[d] or not o[d] for d in dims.start_index_map)
     pairs = list(zip(dims.operand_batching_dims, dims.start_indices_batching_dims, strict=True))
     batches_agree = all(ind[i] == o[d] or not o[d] or not ind[i] for d, i in pairs)
@@ -80,7 +81,7 @@ def _gather_spec(
         raise gather_needs_out_sharding(operand, indices)
     for d, i in pairs:
         ind[i] = ind[i] or o[d]
-    return True, ind
+    return ind
 
 
 def take(a: ShardedType, indices: ShardedType, axis: int | None = None) -> ShardedType:
