@@ -102,3 +102,19 @@ unknown = jax.device_put(jnp.ones((8,)) + jnp.finfo(some_dtype).eps, NamedShardi
     assert s.shard_shape == (8, 4) and s.dtype is not None and s.dtype.name == "bfloat16"
     assert site_named(analysis, "shift").shard_shape == (4,)
     assert site_named(analysis, "unknown").shape is None
+
+
+def test_numpy_samplers_take_their_size_and_reject_what_numpy_rejects() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+import numpy as np
+rng = np.random.default_rng(0)
+a = jax.device_put(rng.normal(size=(8, 4)), NamedSharding(mesh, P("fsdp")))
+b = jax.device_put(np.random.randn(8, "4"), NamedSharding(mesh, P("fsdp")))
+c = jax.device_put(rng.integers(0, 9), NamedSharding(mesh, P()))
+"""
+    )
+    assert site_named(analysis, "a").shard_shape == (4, 4)
+    assert site_named(analysis, "b").shape is None
+    assert site_named(analysis, "c").shape is None

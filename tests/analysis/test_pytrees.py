@@ -98,3 +98,20 @@ unknown = {name: spec for name, spec in specs.items() if spec is not some_value}
     )
     assert site_named(analysis, "b").shard_shape == (8,)
     assert not analysis.diagnostics
+
+
+def test_trees_shared_by_reference_are_bounded() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+x = jnp.ones((8,))
+row = [x] * 1000
+grid = [row] * 1000
+halved = jax.tree.map(lambda a: a / 2, grid)
+h = jax.device_put(halved[0][0], NamedSharding(mesh, P("data")))
+placed = jax.device_put(grid, NamedSharding(mesh, P("data")))
+grads = jax.grad(lambda g: 0.0)(grid)
+"""
+    )
+    assert site_named(analysis, "h").shape is None
+    assert not [s for s in analysis.sites if s.name and s.name.startswith("placed")]

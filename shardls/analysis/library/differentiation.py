@@ -38,6 +38,8 @@ PASS_THROUGH = (*REMATERIALIZED, *DIFFERENTIATED)
 """Every transform here: the function sees its caller's arguments as they are."""
 
 _FUNCTION_PARAMETERS = ("fun", "f", "fn")
+_MAX_NODES = 10_000
+_MAX_NESTING = 64
 
 
 @calls(*PASS_THROUGH)
@@ -101,19 +103,30 @@ def _transform_options(call: CallArgs, wrapped: TransformedV) -> tuple[int | tup
 
 def _gradients(args: list[Value], argnums: int | tuple[int, ...]) -> Value:
     if isinstance(argnums, int):
-        return _gradient(args[argnums]) if -len(args) <= argnums < len(args) else Unknown("argnums")
+        if not -len(args) <= argnums < len(args):
+            return Unknown("argnums")
+        return _Cotangents().of(args[argnums], 0)
     return Seq(tuple(_gradients(args, i) for i in argnums))
 
 
-def _gradient(value: Value) -> Value:
+class _Cotangents:
     """The cotangent of one argument: the same pytree, each float array of the same shape and
-    dtype (a gradient carries no sharding of its own here: JAX's is decided by the compiler)."""
-    if isinstance(value, ArrayV):
-        if value.dtype is not None and not value.dtype.name.startswith(("float", "bfloat", "complex")):
-            return Unknown("the gradient of an integer array (float0)")
-        return ArrayV(value.shape, value.dtype)
-    if isinstance(value, Seq):
-        return Seq(tuple(_gradient(item) for item in value.items))
-    if isinstance(value, DictV):
-        return DictV(value.keys, tuple(_gradient(item) for item in value.values))
-    return Unknown("the gradient of a value shardls does not follow")
+    dtype (a gradient carries no sharding of its own here: JAX's is decided by the compiler).
+    A tree shared by reference or nested deeper than the bounds is not followed."""
+
+    def __init__(self) -> None:
+        self.nodes_left = _MAX_NODES
+
+    def of(self, value: Value, depth: int) -> Value:
+        self.nodes_left -= 1
+        if self.nodes_left < 0 or depth > _MAX_NESTING:
+            return Unknown("the gradient of a tree too large or too deep")
+        if isinstance(value, ArrayV):
+            if value.dtype is not None and not value.dtype.name.startswith(("float", "bfloat", "complex")):
+                return Unknown("the gradient of an integer array (float0)")
+            return ArrayV(value.shape, value.dtype)
+        if isinstance(value, Seq):
+            return Seq(tuple(self.of(item, depth + 1) for item in value.items))
+        if isinstance(value, DictV):
+            return DictV(value.keys, tuple(self.of(item, depth + 1) for item in value.values))
+        return Unknown("the gradient of a value shardls does not follow")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of
 from shardls.analysis.library.registry import calls
-from shardls.analysis.values import ArrayV, Ref, Value
+from shardls.analysis.values import ArrayV, Const, Ref, Unknown, Value
 from shardls.core import DType, parse_dtype
 
 _GENERATOR = "numpy.random.default_rng()"
@@ -43,9 +43,16 @@ def _sampled(call: CallArgs) -> Value | None:
 @calls("numpy.random.rand", "numpy.random.randn")
 def _dims(call: CallArgs) -> Value | None:
     """`np.random.randn(4, 8)`: the sizes are the arguments."""
-    if not call.args or call.kwargs:
+    if not call.args or call.kwargs or not all(_is_size(a) for a in call.args):
         return None
     return ArrayV(tuple(call.args), _dtype(call, "normal"))
+
+
+def _is_size(value: Value) -> bool:
+    """A dimension numpy accepts (an int), or one not known here."""
+    return isinstance(value, Unknown) or (
+        isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool)
+    )
 
 
 def _dtype(call: CallArgs, name: str) -> DType:

@@ -6,7 +6,9 @@ specs)`) and transforms its parameter trees (`jax.tree.map(lambda x: x.astype(dt
 The function is applied to each leaf (a lambda's body is evaluated with its parameters bound to
 the leaves), and the result has the tree's structure. A leaf whose value is not known may itself
 be a subtree, so the result is unknown there rather than a guess; so is anything under a custom
-pytree node (a dataclass instance) and any `is_leaf=` the evaluator cannot decide.
+pytree node (a dataclass instance) and any `is_leaf=` the evaluator cannot decide. A tree shared
+by reference (`[[x] * 1000] * 1000`) or nested too deeply is not mapped: the nodes visited are
+bounded by the evaluator's collection limit and the nesting by `MAX_NESTING`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from shardls.analysis.library.registry import calls
 from shardls.analysis.values import Const, DictV, InstanceV, Seq, Unknown, Value
 
 _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map")
+MAX_NESTING = 64
 
 
 class _Unmappable(Exception):
@@ -49,8 +52,12 @@ class _Mapper:
         is_leaf = call.arg_node(None, "is_leaf")
         self.has_is_leaf = is_leaf is not None
         self.is_leaf_node = is_leaf if isinstance(is_leaf, ast.Lambda) else None
+        self.nodes_left = call.evaluator.limits.collection
 
-    def map(self, tree: Value, rest: list[Value]) -> Value:
+    def map(self, tree: Value, rest: list[Value], depth: int = 0) -> Value:
+        self.nodes_left -= 1
+        if self.nodes_left < 0 or depth > MAX_NESTING:
+            raise _Unmappable("a tree too large or too deep")
         if self.has_is_leaf and self._is_leaf(tree):
             return self._apply([tree, *rest])
         if isinstance(tree, Const) and tree.value is None:
@@ -58,12 +65,13 @@ class _Mapper:
         if isinstance(tree, Seq):
             others = [self._children(other, len(tree.items)) for other in rest]
             items = tuple(
-                self.map(item, [children[i] for children in others]) for i, item in enumerate(tree.items)
+                self.map(item, [children[i] for children in others], depth + 1)
+                for i, item in enumerate(tree.items)
             )
             return Seq(items, tree.is_list)
         if isinstance(tree, DictV):
             values = tuple(
-                self.map(value, [self._value(other, key) for other in rest])
+                self.map(value, [self._value(other, key) for other in rest], depth + 1)
                 for key, value in zip(tree.keys, tree.values)
             )
             return DictV(tree.keys, values)

@@ -16,6 +16,9 @@ from shardls.analysis.values import ArrayV, BoundMethod, DictV, Seq, ShardingV, 
 from shardls.analysis.walker import Visit
 from shardls.core import UsageContext
 
+MAX_TREE_SITES = 256
+"""The nodes a placed pytree may have: one site per array, so at most this many sites."""
+
 _CREATION = (
     "jax.numpy.zeros",
     "jax.numpy.ones",
@@ -44,8 +47,11 @@ def _place(
 ) -> None:
     """One site for an array and its sharding; for pytrees (`jax.device_put(params, shardings)`,
     a tuple of arrays with one sharding), one per array, each with the sharding JAX gives it: the
-    shardings tree is a prefix of the arrays' tree, a leaf applying to every array below it."""
+    shardings tree is a prefix of the arrays' tree, a leaf applying to every array below it
+    (a tree of more than `MAX_TREE_SITES` nodes gives none: one shared by reference can be huge)."""
     if (sharding_of(target) is None and isinstance(target, (Seq, DictV))) or isinstance(array, (Seq, DictV)):
+        if _too_large(array) or _too_large(target):
+            return
         span = call.frame.span(call.node)
         label = visit.target or _argument_name(call) or ""
         argument = Argument(array, call.arg_node(0, "x"), label)
@@ -59,6 +65,22 @@ def _place(
     _place_one(
         builder, visit, call, kind, usage, array, target, assumptions, call.frame.span(call.node), name
     )
+
+
+def _too_large(tree: Value | None) -> bool:
+    """Whether a pytree has more than `MAX_TREE_SITES` nodes (counted up to that many)."""
+    left = MAX_TREE_SITES
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        left -= 1
+        if left < 0:
+            return True
+        if isinstance(node, Seq):
+            stack.extend(node.items)
+        elif isinstance(node, DictV):
+            stack.extend(node.values)
+    return False
 
 
 def _unpacked_names(visit: Visit) -> tuple[str, ...]:
