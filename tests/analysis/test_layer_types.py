@@ -185,6 +185,22 @@ with nnx.use_eager_sharding(False):
 """
 
 
+BEFORE_THE_MESH = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import AxisType, PartitionSpec as P
+from flax import nnx
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
+made_first = nnx.Linear(16, 32, kernel_init=init, rngs=nnx.Rngs(0))
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.ones((8, 16)), P("data", None))
+v1 = made_first(x)
+"""
+"""Flax raises where the layer is made (no mesh yet for its annotated kernel)."""
+
+
 def _jax(programs: list[str]) -> list[list[list[str]]]:
     done = subprocess.run(
         [sys.executable, str(WORKER)],
@@ -205,7 +221,10 @@ def judged() -> dict[str, list[list[str]]]:
     programs = {"typed": HEAD + TYPED, "module": HEAD + MODULE, "branched": HEAD + BRANCHED}
     programs["unknown"] = HEAD + UNKNOWN
     programs.update({name: HEAD + body for name, body in REJECTED.items()})
-    return dict(zip(programs, _jax(list(programs.values())), strict=True))
+    outcomes = dict(zip(programs, _jax(list(programs.values())), strict=True))
+    # A process of its own: the worker's programs share JAX's global mesh, which the others set.
+    (outcomes["before the mesh"],) = _jax([BEFORE_THE_MESH])
+    return outcomes
 
 
 def _analysis(source: str, tmp_path: Path) -> FileAnalysis:
@@ -278,6 +297,14 @@ def test_a_parameter_whose_layout_is_not_known_gives_no_type(
     analysis = _analysis(source, tmp_path)
     assert not _types(analysis, _bound_lines(source))
     assert not analysis.diagnostics
+
+
+def test_a_layer_made_before_its_mesh_is_set_gives_no_type(
+    judged: dict[str, list[list[str]]], tmp_path: Path
+) -> None:
+    assert judged["before the mesh"] == []  # Flax raised before any `v<i>`
+    analysis = _analysis(BEFORE_THE_MESH, tmp_path)
+    assert not _types(analysis, _bound_lines(BEFORE_THE_MESH))
 
 
 def test_the_layer_s_own_lines_say_where_its_axes_come_from(tmp_path: Path) -> None:

@@ -125,7 +125,21 @@ def _created(call: CallArgs, base: Value | None) -> Value | None:
     current = context.mesh.mesh.mesh if context.mesh is not None and not context.mesh.legacy else None
     if current != (evaluator.context_mesh.mesh if evaluator.context_mesh is not None else None):
         return base
+    if _before_its_mesh(call, context):
+        return base
     return LayerV(call, context)
+
+
+def _before_its_mesh(call: CallArgs, context: Context) -> bool:
+    """A layer made at the top of a module under a mesh that a `jax.set_mesh(mesh)` statement
+    sets: made before that statement (or in another module, at its import) Flax finds no mesh
+    for its annotated parameters, whatever the statement being analysed sees."""
+    mesh = context.mesh
+    frame = call.frame
+    if mesh is None or not mesh.how.startswith("jax.set_mesh(") or frame.scope is not frame.module.scope:
+        return False
+    same_file = mesh.mesh.path is not None and mesh.mesh.path == frame.module.path
+    return not same_file or frame.line_of(call.node) < mesh.span.line
 
 
 Rule = Callable[["LayerV", "CallArgs", TypedArray], Value | None]
