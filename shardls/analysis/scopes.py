@@ -513,6 +513,7 @@ _PLAIN_DECORATORS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=8_192)
 def traced_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool | None:
     """Whether calling the function runs its body under a JAX trace: True for `@jax.jit`,
     `@partial(jax.jit, ...)`, `@nnx.jit`, `@jax.vmap`, `@jax.checkpoint`, ...; False when it has
@@ -524,6 +525,7 @@ def traced_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
     return False if all(text in _PLAIN_DECORATORS for text in texts) else None
 
 
+@functools.lru_cache(maxsize=8_192)
 def jitted_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`@jax.jit`, `@partial(jax.jit, ...)`, `@nnx.jit`, `@jax.shard_map(...)`: the body is
     compiled as one computation (where `with_sharding_constraint` pads instead of failing)."""

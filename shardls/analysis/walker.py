@@ -250,24 +250,8 @@ class Walker:
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
         target = target_name(stmt)
         value = getattr(stmt, "value", None)
-        stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
-        while stack:
-            node, parent = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
-                isinstance(node, ast.Lambda) and _has_parameters(node)
-            ):
-                continue  # a lambda without parameters (`nnx.eval_shape(lambda: Model(...))`) runs as written
-            if isinstance(node, ast.Call):
-                yield Visit(node, frame, context, stmt, target if node is value else None, parent)
-                parent = node
-            children: list[tuple[ast.AST, ast.Call | None]] = []
-            for name in node._fields:
-                child = getattr(node, name, None)
-                if isinstance(child, list):
-                    children.extend((item, parent) for item in child if isinstance(item, _CALL_HOLDERS))
-                elif isinstance(child, _CALL_HOLDERS):
-                    children.append((child, parent))
-            stack.extend(reversed(children))
+        for node, parent in _calls_in(expression):
+            yield Visit(node, frame, context, stmt, target if node is value else None, parent)
 
     # -- functions ---------------------------------------------------------------------------
 
@@ -586,6 +570,33 @@ def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
     if owner is not None:
         return isinstance(value, ClassV) and value.cls.node is owner.node
     return isinstance(value, FunctionV) and value.func.node is info.node
+
+
+@functools.lru_cache(maxsize=16_384)
+def _calls_in(expression: ast.AST) -> tuple[tuple[ast.Call, ast.Call | None], ...]:
+    """The calls an expression makes where it is written, each with the call it is an argument
+    of, in the order they are visited (found once per node: a function's body is walked again
+    for every context it runs in)."""
+    found: list[tuple[ast.Call, ast.Call | None]] = []
+    stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+            isinstance(node, ast.Lambda) and _has_parameters(node)
+        ):
+            continue  # a lambda without parameters (`nnx.eval_shape(lambda: Model(...))`) runs as written
+        if isinstance(node, ast.Call):
+            found.append((node, parent))
+            parent = node
+        children: list[tuple[ast.AST, ast.Call | None]] = []
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                children.extend((item, parent) for item in child if isinstance(item, _CALL_HOLDERS))
+            elif isinstance(child, _CALL_HOLDERS):
+                children.append((child, parent))
+        stack.extend(reversed(children))
+    return tuple(found)
 
 
 def _has_parameters(node: ast.Lambda) -> bool:
