@@ -156,7 +156,10 @@ def _index_workspaces(jobs: Sequence[CheckJob]) -> None:
     """Index each workspace once, here, before the workers fork: they inherit it, instead of
     each searching the whole workspace for its meshes again (`Analyzer.index_workspace`)."""
     for roots, settings in dict.fromkeys((job.roots, job.settings) for job in jobs if job.data is None):
-        _analyzer(roots).index_workspace(settings)
+        try:
+            _analyzer(roots).index_workspace(settings)
+        except Exception:  # a bug in shardls: each file then searches on its own, and reports it
+            continue
 
 
 def _from_cache(job: CheckJob) -> FileReport | None:

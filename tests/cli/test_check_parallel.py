@@ -57,3 +57,24 @@ def test_the_workspace_is_searched_once_before_the_workers_fork(
     serial = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")
     assert serial == parallel
     assert searches.read_text().split() == [str(os.getpid())]
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or (os.cpu_count() or 1) == 1, reason="workers fork only on Linux"
+)
+def test_a_failing_index_costs_nothing_but_its_time(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in the index built before the workers start must not stop the check: each file
+    then does its own search, as without the index."""
+    layers = {f"layer_{i:02}.py": LAYER.format(i=i, rows=6) for i in range(20)}
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", "train.py": TRAIN, **layers})
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)
+    serial = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")
+
+    def broken(self: Analyzer, settings: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Analyzer, "index_workspace", broken)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
+    assert check(capsys, "--no-cache", "--output-format", "json", "--show-layouts") == serial
