@@ -3,7 +3,8 @@
 `jax.make_mesh` gives Explicit axes: `jax.typeof(x)` says how `x` is split (`float32[8@data,16,64]`),
 every operation has a sharding rule, and code whose shardings do not fit fails while it is traced.
 Open this file with shardls and hover any array to see its type and per-device shape without
-running anything; the one deliberate mistake at the end is underlined (`# expect-error: SH301`).
+running anything; the one deliberate mistake at the end is underlined (`# expect-warning: SH301`:
+a warning, because the `try` around it catches what JAX raises; without the `try` it is an error).
 Run it with `python examples/explicit_attention.py`: it checks the types JAX gives, and that JAX
 rejects the mistake with the error shardls reports.
 """
@@ -62,7 +63,7 @@ assert str(jax.typeof(y)) == "float32[8@data,16,64]", jax.typeof(y)
 # (`out_sharding=P("data", None, None)`).
 hidden = jax.nn.gelu(x @ w_up)
 try:
-    wrong = hidden @ w_down  # expect-error: SH301
+    wrong = hidden @ w_down  # expect-warning: SH301
 except Exception as error:
     assert type(error).__name__ == "ShardingTypeError", error
     print(f"JAX: {type(error).__name__}: {str(error).splitlines()[0][:120]}")

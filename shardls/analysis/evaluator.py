@@ -760,7 +760,8 @@ class Evaluator:
             if first or scope.kind != "class":
                 candidates = scope.lookup(name, position)
                 if candidates:
-                    return self.bindings_value(candidates, scope, frame if first else None)
+                    value = self.bindings_value(candidates, scope, frame if first else None)
+                    return value if first else _read_from_a_function(value, name, scope)
             first = False
             position = None
             scope = scope.parent
@@ -1403,6 +1404,16 @@ class Evaluator:
 
 
 @functools.lru_cache(maxsize=4096)
+def _read_from_a_function(value: Value, name: str, scope: Scope) -> Value:
+    """A function reads a module's global when it is called, not where it is defined: when the
+    module binds a mesh name more than once (a tutorial's `mesh = ...` per section), the last
+    binding is only one of the meshes the function may meet."""
+    if not isinstance(value, MeshV) or scope.kind != "module" or len(scope.bindings.get(name, ())) < 2:
+        return value
+    note = f"`{name}` as last bound in the module; it is bound again, and the function may run before"
+    return replace(value, assumptions=(*value.assumptions, note))
+
+
 def _expression_text(node: ast.AST) -> str:
     """How provenance names a computed value (cached per node: a loop or a comprehension
     computes the same expression thousands of times, and `ast.unparse` is costly)."""

@@ -2,12 +2,13 @@
 `pytest.raises(...)`, or the body of a `try` whose handler catches every exception.
 
 Test suites check that JAX rejects a layout (orbax: `with self.assertRaisesRegex(ValueError,
-"partitioned 8 times"): jax.device_put(...)`), and JAX's own tutorials show an error with
-`try: x + y` / `except Exception as e: print(e)`. There the error is the code's intent, not a
-mistake: reporting it as an error would fail the user's CI on code that runs. It stays visible,
-as an info that says which block expects it, so that hovers and `--show-layouts` still explain
-the layout. A handler of one class (`except ValueError`) is not enough: shardls does not say
-which class each rejection is, and a test that expects another one fails.
+"partitioned 8 times"): jax.device_put(...)`): there the error is the code's intent, and an
+error would fail the user's CI on a test that passes, so it is an info that says which block
+expects it (hovers and `--show-layouts` still explain the layout). JAX's own tutorials show an
+error with `try: x + y` / `except Exception as e: print(e)`, but a broad handler is also how real
+code hides a bug it did not mean to have: that is a warning, visible and not failing the run. A
+handler of one class (`except ValueError`) changes nothing: shardls does not say which class each
+rejection is.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shardls.analysis.facts import Diagnostic
-from shardls.analysis.source import ParsedSource
+from shardls.analysis.source import ParsedSource, Segment
 from shardls.core import Severity
 
 _RAISES = frozenset(
@@ -46,6 +47,9 @@ class _Block:
     """0-based file lines of the block's body."""
     why: str
     """`the `with pytest.raises(...)` at line 9 expects the code to raise`."""
+    severity: Severity
+    """What an error there becomes: an info where a test expects it, a warning where a handler
+    catches it."""
 
 
 def expected_by_tests(diagnostics: Sequence[Diagnostic], source: ParsedSource) -> tuple[Diagnostic, ...]:
@@ -64,9 +68,7 @@ def _expected(diagnostic: Diagnostic, blocks: list[_Block]) -> Diagnostic:
     block = next((b for b in blocks if b.first <= line <= b.last), None)
     if block is None:
         return diagnostic
-    return replace(
-        diagnostic, severity=Severity.INFO, message=f"{diagnostic.message} (expected here: {block.why})"
-    )
+    return replace(diagnostic, severity=block.severity, message=f"{diagnostic.message} ({block.why})")
 
 
 def _expecting_blocks(source: ParsedSource) -> list[_Block]:
@@ -75,28 +77,32 @@ def _expecting_blocks(source: ParsedSource) -> list[_Block]:
         if "raises" not in segment.text.lower() and "except" not in segment.text:
             continue
         for node in (n for statement in segment.body for n in ast.walk(statement)):
-            found = _expecting(node) if isinstance(node, ast.stmt) else None
+            found = _expecting(node, segment) if isinstance(node, ast.stmt) else None
             if found is not None:
-                body, what, line, verb = found
+                body, why, severity = found
                 first, last = body[0].lineno, body[-1].end_lineno or body[-1].lineno
-                why = f"the {what} at line {segment.abs_line(line) + 1} {verb}"
-                blocks.append(_Block(segment.abs_line(first), segment.abs_line(last), why))
+                blocks.append(_Block(segment.abs_line(first), segment.abs_line(last), why, severity))
     return blocks
 
 
-def _expecting(node: ast.stmt) -> tuple[list[ast.stmt], str, int, str] | None:
-    """The body in which an exception is expected, what expects it, on which (segment) line, and
-    how to say so."""
+def _expecting(node: ast.stmt, segment: Segment) -> tuple[list[ast.stmt], str, Severity] | None:
+    """The body in which an exception is expected or handled, why, and what an error there is."""
     if isinstance(node, ast.With | ast.AsyncWith) and node.body:
         call = next((name for item in node.items if (name := _raises_call(item.context_expr))), None)
         if call is not None:
-            return node.body, f"`with {call}(...)`", node.lineno, "expects the code to raise"
+            line = segment.abs_line(node.lineno) + 1
+            return (
+                node.body,
+                f"expected here: the `with {call}(...)` at line {line} expects it",
+                Severity.INFO,
+            )
     if isinstance(node, ast.Try | ast.TryStar) and node.body:
         for handler in node.handlers:
             caught = "" if handler.type is None else ast.unparse(handler.type)
             if caught in _EVERY_EXCEPTION:
                 written = f"`except {caught}`" if caught else "`except`"
-                return node.body, written, handler.lineno, "handles the exception"
+                line = segment.abs_line(handler.lineno) + 1
+                return node.body, f"the {written} at line {line} catches it", Severity.WARNING
     return None
 
 

@@ -128,7 +128,11 @@ class SiteBuilder:
         key: object = (value.path, value.span, value.mesh) if value.span is not None else id(value)
         known = self.meshes.get(key)
         if known is not None:
-            return known
+            # The same mesh read with an assumption of its own (a global rebound below).
+            extra = tuple(a for a in value.assumptions if a not in known.assumed)
+            if not extra:
+                return known
+            return replace(known, assumptions=(*known.assumptions, *extra), assumed=(*known.assumed, *extra))
         resolved, problems = resolve_mesh(value.mesh, value.device_count or self.device_count)
         problems = list(value.problems) + problems
         notes, assumed = [*value.provenance, *value.assumptions], list(value.assumptions)

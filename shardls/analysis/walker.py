@@ -47,6 +47,9 @@ class MeshContext:
     """e.g. `with jax.set_mesh(mesh) at line 12`."""
     span: Span
     legacy: bool = False
+    in_turn: bool = False
+    """Set by one of several different top-level `jax.set_mesh` statements (a tutorial's mesh per
+    section): a function defined under it may well be called under another."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,7 @@ class Walker:
                         yield from self._calls(expression, stmt, here, context)
                 mesh = self._mesh_set_by(stmt, here)
                 if mesh is not None:
+                    mesh = replace(mesh, in_turn=_in_turn(self.global_meshes))
                     context = replace(context, meshes=context.meshes + (mesh,))
                 blocks = self._taken_blocks(stmt, here)
                 for block in blocks:
@@ -731,9 +735,14 @@ def _current_at(found: tuple[MeshContext, ...], segment: Segment) -> tuple[MeshC
     functions defined above the statement that sets it run after it. When it sets different
     meshes in turn (notebooks and tutorials: a mesh per section), the last one set above the
     segment, and none above the first."""
-    if len({context.mesh.mesh for context in found}) <= 1:
+    if not _in_turn(found):
         return found[-1:]
-    return tuple([context for context in found if context.span.line < segment.first_line][-1:])
+    before = [context for context in found if context.span.line < segment.first_line]
+    return tuple(replace(context, in_turn=True) for context in before[-1:])
+
+
+def _in_turn(found: tuple[MeshContext, ...]) -> bool:
+    return len({context.mesh.mesh for context in found}) > 1
 
 
 def _spec_mesh(context: Context) -> MeshV | None:

@@ -31,6 +31,34 @@ def test_errors_a_test_expects_are_infos_and_the_others_stay_errors() -> None:
     assert sorted(found) == [10, 12, 14]
     expected = found[10]
     assert expected.severity is Severity.INFO
-    assert "the `with pytest.raises(...)` at line 9 expects the code to raise" in expected.message
+    assert "(expected here: the `with pytest.raises(...)` at line 9 expects it)" in expected.message
     assert found[12].severity is Severity.ERROR  # a `with` that expects nothing
     assert found[14].severity is Severity.ERROR
+
+
+HANDLED = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+try:
+    jax.device_put(jnp.zeros((3, 4)), NamedSharding(mesh, P("data")))
+except Exception as error:
+    print(error)
+
+try:
+    jax.device_put(jnp.zeros((5, 4)), NamedSharding(mesh, P("data")))
+except ValueError:
+    pass
+"""
+
+
+def test_an_error_a_broad_handler_catches_is_a_warning_and_one_class_changes_nothing() -> None:
+    """JAX's tutorials show errors under `except Exception`; real code may hide a bug the same
+    way, so it stays visible as a warning. `except ValueError` may not be the class JAX raises."""
+    found = {d.span.line + 1: d for d in analyze(HANDLED).diagnostics if d.code == "SH001"}
+    assert found[8].severity is Severity.WARNING
+    assert "(the `except Exception` at line 9 catches it)" in found[8].message
+    assert found[13].severity is Severity.ERROR

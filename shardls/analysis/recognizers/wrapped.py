@@ -429,6 +429,9 @@ def quiet_mesh(builder: SiteBuilder, visit: Visit, span: Span) -> MeshFact | Non
     """The mesh a bare spec would get here when no call is visible: JAX reads the context mesh
     only when the wrapped function is called, so a missing one is not reported here."""
     context = visit.context.mesh
+    if context is not None and context.in_turn:  # the module sets another mesh before a call, maybe
+        how = f"{context.how}, where the function is defined; JAX reads the mesh current where it is called"
+        return replace(builder.mesh_fact(context.mesh), selection=how, fallback=True)
     if context is not None and not context.legacy:
         return replace(builder.mesh_fact(context.mesh), selection=context.how)
     return builder.fallback_for(span)
