@@ -106,6 +106,8 @@ def _body(rng: random.Random, manual: list[str], vmapped: bool) -> tuple[list[st
                     f"jax.lax.all_gather({previous}, {_axes(rng, manual)}, axis=0, tiled=True)",
                     False,
                 )
+        elif kind == "index" and rng.random() < 0.3:
+            value, rank, same_shape = f"jax.lax.axis_index({_axes(rng, manual)})", 0, False
         elif kind == "index":
             value = f"{previous} + jax.lax.axis_index({_axes(rng, manual)}).astype(jnp.float32)"
         else:

@@ -38,6 +38,8 @@ _MAKERS = frozenset(
 """Calls that make or place an array: a statement with one may compute a typed array."""
 _ASSIGNING = frozenset({"assign", "augassign", "with"})
 _MAPPING = ("shard_map", "vmap")
+_INDEXES = "axis_index"
+"""`jax.lax.axis_index(...)` makes a typed array inside a shard_map body from no typed name."""
 _MAX_CHAIN = 32
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _ANY: frozenset[str] = frozenset({"*"})
@@ -129,8 +131,9 @@ class TypingPass:
             value = _computed(stmt)
             found = _read_names(value) if value is not None else set()
             reads_typed = any(w not in _MAKERS and self._typable(w, frame.scope, 0) for w in found)
-            makes = not found.isdisjoint(_MAKERS) and not _only_places(stmt)
-            words = _ANY if reads_typed or makes else frozenset(self._reached(found, frame.scope))
+            reached = self._reached(found, frame.scope)
+            makes = (not found.isdisjoint(_MAKERS) and not _only_places(stmt)) or _INDEXES in reached
+            words = _ANY if reads_typed or makes else frozenset(reached)
             self._words[key] = words
         return words is _ANY or any(_typed(frame.locals.get(w, _NOTHING)) is not None for w in words)
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 from shardls.core.mesh import Mesh
 from shardls.core.typing.errors import VALUE_ERROR, ShapeError, reject
 from shardls.core.typing.manual import NOT_MODELLED, manual_axes
-from shardls.core.typing.promotion import INT32, is_floating
+from shardls.core.typing.promotion import FLOAT32, INT32, is_floating, is_integer
 from shardls.core.typing.results import check_divisible
 from shardls.core.typing.types import ShardedType, SpecAxes
 
@@ -46,16 +46,19 @@ def _size(mesh: Mesh, names: Sequence[str]) -> int:
 
 def reduce(name: str, x: ShardedType, axes: Sequence[str]) -> ShardedType:
     """`psum`/`pmax`/`pmin`/`pmean(x, axes)`: same shape, no longer varying along `axes`.
-    `pmean` of an integer array divides into a float; only floating `pmean` is modelled."""
+    `pmean` of an integer array divides into a float32."""
     if name not in REDUCING:
         raise ValueError(name)
     if x.unreduced or x.reduced:
         raise ShapeError("collectives of unreduced or reduced values", NOT_MODELLED)
     names = _axes(x.mesh, axes)
-    if name == "pmean" and not is_floating(x.dtype):
-        raise ShapeError("pmean of a non-floating array", NOT_MODELLED)
     if name in ("psum", "pmean"):
         _one_state(x, axes, "jax.lax.psum")
+    if name == "pmean" and not is_floating(x.dtype):
+        if not is_integer(x.dtype):
+            raise ShapeError("pmean of a non-numeric array", NOT_MODELLED)
+        # the sum divided by the axes' size: an integer mean is a float32 (x64 is not modelled)
+        return replace(x, dtype=FLOAT32, weak_type=False, varying=x.varying - names)
     return replace(x, varying=x.varying - names)
 
 
