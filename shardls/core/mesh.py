@@ -196,12 +196,14 @@ def _device_count_problems(mesh: Mesh, device_count: int) -> list[Problem]:
     shape = tuple(mesh.axis_sizes)
     if mesh.constructor in (MeshConstructor.CREATE_DEVICE_MESH, MeshConstructor.RESHAPE):
         if product != device_count:
-            what = (
-                f"create_device_mesh needs exactly {device_count} devices = product of {shape}"
+            devices = f"{product} device{'s' if product != 1 else ''}"
+            message = (
+                f"create_device_mesh({shape}) needs as many devices as the product of the shape, "
+                f"{devices}, but it is given {device_count}"
                 if mesh.constructor is MeshConstructor.CREATE_DEVICE_MESH
-                else f"cannot reshape {device_count} devices into shape {shape}"
+                else f"cannot reshape {device_count} devices into shape {shape}, which holds {devices}"
             )
-            return [Problem("SH105", Severity.ERROR, f"{what}, but the product is {product}", data)]
+            return [Problem("SH105", Severity.ERROR, message, data)]
         return []
     if mesh.constructor is MeshConstructor.ABSTRACT_MESH:
         return []

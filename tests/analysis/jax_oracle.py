@@ -148,11 +148,12 @@ def shared_json(directory: Path, key: str, compute: Callable[[], Any]) -> Any:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def run_oracle(programs: Sequence[Path], root: Path, timeout: float = 240) -> dict[str, dict[str, Any]]:
+def run_oracle(programs: Sequence[Path], root: Path, timeout: float = 1200) -> dict[str, dict[str, Any]]:
     """What JAX did in each program, keyed by its path relative to `root` (POSIX separators).
 
     `root` goes on ``sys.path`` so a program inside a package directory imports its siblings the
-    way ``python -m package.module`` would.
+    way ``python -m package.module`` would. `timeout` is a hang limit, not a speed bound: the
+    corpus's programs take a minute on a quiet machine and several on a busy 2-core CI runner.
     """
     request = {"root": str(root), "programs": [str(p) for p in programs]}
     proc = subprocess.run(
