@@ -1,5 +1,5 @@
 """An error inside a block that expects an exception is the test's intent: an info naming the
-block. Outside such blocks, and for warnings, nothing changes (tests/corpus/r17 runs the same
+block. Outside such blocks, and for warnings, nothing changes (tests/corpus/r21 runs the same
 patterns under JAX)."""
 
 from __future__ import annotations
