@@ -76,6 +76,9 @@ class TypingPass:
         parameters hold, else the words a parameter bound to a typed array would have to be."""
         self._alive: list[Scope] = []
         """Keeps the scopes `_typables` is keyed by alive, so their ids cannot be reused."""
+        self._reads: dict[int, tuple[ast.expr, frozenset[str]]] = {}
+        """`_read_names` per expression (kept with it, so that its id is not reused): the same
+        binding's value is read again for every statement whose names reach it."""
 
     def wants(self, segment: Segment) -> bool:
         """Whether a segment no site trigger matches may still compute a typed array (`y = x @ w`
@@ -129,7 +132,7 @@ class TypingPass:
         words = self._words.get(key)
         if words is None:
             value = _computed(stmt)
-            found = _read_names(value) if value is not None else set()
+            found = self._read_names(value) if value is not None else frozenset()
             reads_typed = any(w not in _MAKERS and self._typable(w, frame.scope, 0) for w in found)
             reached = self._reached(found, frame.scope)
             makes = (not found.isdisjoint(_MAKERS) and not _only_places(stmt)) or _INDEXES in reached
@@ -137,7 +140,13 @@ class TypingPass:
             self._words[key] = words
         return words is _ANY or any(_typed(frame.locals.get(w, _NOTHING)) is not None for w in words)
 
-    def _reached(self, names: set[str], scope: Scope) -> set[str]:
+    def _read_names(self, value: ast.expr) -> frozenset[str]:
+        known = self._reads.get(id(value))
+        if known is None:
+            known = self._reads[id(value)] = (value, _read_names(value))
+        return known[1]
+
+    def _reached(self, names: frozenset[str], scope: Scope) -> set[str]:
         """`names` and every name the function's own assignments to them read, transitively: a
         statement of a body that reads `s = b * 2`, `b = a + 1` depends on the parameter `a`."""
         reached = set(names)
@@ -145,7 +154,7 @@ class TypingPass:
         while pending and len(reached) < _MAX_CHAIN * 8:
             for binding in scope.bindings.get(pending.pop(), ()):
                 if binding.value is not None and binding.kind in _ASSIGNING:
-                    new = _read_names(binding.value) - reached
+                    new = self._read_names(binding.value) - reached
                     reached |= new
                     pending.extend(new)
         return reached
@@ -168,7 +177,7 @@ class TypingPass:
             for binding in holder.bindings[name]:
                 if binding.value is None or binding.kind not in _ASSIGNING:
                     continue
-                reads = _read_names(binding.value)
+                reads = self._read_names(binding.value)
                 if not reads.isdisjoint(_MAKERS) or any(
                     self._typable(read, holder, depth + 1) for read in reads if read != name
                 ):
@@ -309,13 +318,13 @@ def _only_places(stmt: ast.stmt) -> bool:
     return name in _MAKERS
 
 
-def _read_names(value: ast.expr) -> set[str]:
+def _read_names(value: ast.expr) -> frozenset[str]:
     """The names and attribute names an expression reads (`jnp.zeros` reads `jnp` and `zeros`)."""
-    return {
+    return frozenset(
         n.id if isinstance(n, ast.Name) else n.attr
         for n in ast.walk(value)
         if isinstance(n, (ast.Name, ast.Attribute))
-    }
+    )
 
 
 def _computed(stmt: ast.stmt) -> ast.expr | None:
