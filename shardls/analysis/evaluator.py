@@ -32,6 +32,7 @@ from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
 from shardls.analysis.sharded.manual import shard_mapped_function_call
+from shardls.analysis.sharded.jit_types import decorated_call
 from shardls.analysis.sharded.operations import typed_binop, typed_subscript
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
@@ -1119,7 +1120,8 @@ class Evaluator:
             mapped = shard_mapped_function_call(self, func, args, kwargs, frame)
             if mapped is not None:
                 return mapped
-            return self.call_function(func, args, kwargs, frame)
+            result = self.call_function(func, args, kwargs, frame)
+            return decorated_call(self, func, node, frame, args, kwargs, result)
         if isinstance(func, ClassV):
             return self.instantiate(func.cls, args, kwargs, node, frame)
         if isinstance(func, BoundMethod):
