@@ -31,8 +31,8 @@ from shardls.analysis.scopes import (
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.events import TypeEvent, TypeRecorder
-from shardls.analysis.sharded.manual import shard_mapped_function_call
 from shardls.analysis.sharded.jit_types import decorated_call
+from shardls.analysis.sharded.manual import shard_mapped_function_call
 from shardls.analysis.sharded.operations import typed_binop, typed_subscript
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
