@@ -1405,7 +1405,6 @@ class Evaluator:
             self.branching -= 1
 
 
-@functools.lru_cache(maxsize=4096)
 def _read_from_a_function(value: Value, name: str, scope: Scope) -> Value:
     """A function reads a module's global when it is called, not where it is defined: when the
     module binds a mesh name more than once (a tutorial's `mesh = ...` per section), the last
@@ -1416,6 +1415,7 @@ def _read_from_a_function(value: Value, name: str, scope: Scope) -> Value:
     return replace(value, assumptions=(*value.assumptions, note))
 
 
+@functools.lru_cache(maxsize=4096)
 def _expression_text(node: ast.AST) -> str:
     """How provenance names a computed value (cached per node: a loop or a comprehension
     computes the same expression thousands of times, and `ast.unparse` is costly)."""
