@@ -12,8 +12,6 @@ must report nothing, because the answer depends on what the types do not say.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,10 +22,8 @@ from shardls.analysis.facts import FileAnalysis, SiteKind
 from shardls.core import Severity
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from core_support import fake_devices_env
+from core_support import fake_devices_env, run_under_jax
 
-WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
-HANG = 600
 UNDECIDED = "# undecided"
 
 EXPLICIT = """\
@@ -164,16 +160,9 @@ SOURCES = {name: EXPLICIT + body for name, body in PROGRAMS.items()} | {
 @pytest.fixture(scope="module")
 def jax_outcomes() -> dict[str, list[list[str]]]:
     names = list(SOURCES)
-    done = subprocess.run(
-        [sys.executable, str(WORKER)],
-        input=json.dumps([SOURCES[name] for name in names]),
-        capture_output=True,
-        text=True,
-        env=fake_devices_env(8),
-        timeout=HANG,
+    return dict(
+        zip(names, run_under_jax([SOURCES[name] for name in names], fake_devices_env(8)), strict=True)
     )
-    assert done.returncode == 0, done.stderr[-4000:]
-    return dict(zip(names, json.loads(done.stdout), strict=True))
 
 
 def _bound_lines(source: str) -> list[int]:

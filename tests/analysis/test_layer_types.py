@@ -7,21 +7,16 @@ exception class where the call is written, and where shardls cannot know a param
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from core_support import run_under_jax
 from jax_oracle import ORACLE_ENV
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis
 from shardls.core import Severity
-
-WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
-HANG = 600
 
 HEAD = """\
 import functools
@@ -202,16 +197,7 @@ v1 = made_first(x)
 
 
 def _jax(programs: list[str]) -> list[list[list[str]]]:
-    done = subprocess.run(
-        [sys.executable, str(WORKER)],
-        input=json.dumps(programs),
-        capture_output=True,
-        text=True,
-        env={**os.environ, **ORACLE_ENV},
-        timeout=HANG,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    outcomes: list[list[list[str]]] = json.loads(done.stdout)
+    outcomes: list[list[list[str]]] = run_under_jax(programs, {**os.environ, **ORACLE_ENV})
     return outcomes
 
 

@@ -17,10 +17,8 @@ or on the collective in the body that JAX refuses), and no error anywhere else.
 from __future__ import annotations
 
 import collections
-import json
 import math
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,12 +28,10 @@ from shardls.core import Severity
 from shardls.render.site_text import describe_site
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from core_support import fake_devices_env
+from core_support import fake_devices_env, run_under_jax
 
-WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
 SEED = 20261202
 N_PROGRAMS = 90
-HANG = 600
 MESHES = [
     ((2,), ("X",)),
     ((4,), ("X",)),
@@ -185,16 +181,7 @@ def _vmap_program(rng: random.Random, names: list[str], spec: list[object]) -> s
 
 
 def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
-    done = subprocess.run(
-        [sys.executable, str(WORKER)],
-        input=json.dumps(programs),
-        capture_output=True,
-        text=True,
-        env=fake_devices_env(devices),
-        timeout=HANG,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    outcomes: list[list[list[str]]] = json.loads(done.stdout)
+    outcomes: list[list[list[str]]] = run_under_jax(programs, fake_devices_env(devices))
     return outcomes
 
 

@@ -4,7 +4,12 @@ other. (Cases on real devices go through core_jax_worker.py instead.)"""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from core_cases import decode_entry
@@ -148,3 +153,24 @@ def fake_devices_env(device_count: int) -> dict[str, str]:
         "XLA_FLAGS": f"--xla_force_host_platform_device_count={device_count}",
         "JAX_PLATFORMS": "cpu",
     }
+
+
+TYPES_WORKER = Path(__file__).with_name("types_source_worker.py")
+WORKER_HANG = 600
+"""A hang limit for the JAX child, never a speed bound."""
+
+
+def run_under_jax(programs: Sequence[str], env: Mapping[str, str]) -> list[Any]:
+    """What JAX did with each source program, as tests/core/types_source_worker.py reports it, run
+    in a child process with `env` (the fake device count must be set before jax is imported)."""
+    done = subprocess.run(
+        [sys.executable, str(TYPES_WORKER)],
+        input=json.dumps(list(programs)),
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        timeout=WORKER_HANG,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    outcomes: list[Any] = json.loads(done.stdout)
+    return outcomes

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import ast
 import collections
-import json
 import math
 import random
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from core_support import fake_devices_env
+from core_support import fake_devices_env, run_under_jax
 from core_types_support import apply_ours, ours
 from types_cases import Program, random_program
 
@@ -38,8 +35,6 @@ FOCUS = 0.45
 """The share of operations drawn from the rarer forms (`FORMS`): more operations per program,
 not more programs, keeps the run time."""
 MAX_DEVICES = 16
-WORKER = Path(__file__).with_name("types_source_worker.py")
-HANG = 600
 
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "greater": ">"}
 
@@ -260,16 +255,7 @@ def _declined(source: str) -> bool:
 
 
 def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
-    done = subprocess.run(
-        [sys.executable, str(WORKER)],
-        input=json.dumps(programs),
-        capture_output=True,
-        text=True,
-        env=fake_devices_env(devices),
-        timeout=HANG,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    outcomes: list[list[list[str]]] = json.loads(done.stdout)
+    outcomes: list[list[list[str]]] = run_under_jax(programs, fake_devices_env(devices))
     return outcomes
 
 

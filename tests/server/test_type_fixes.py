@@ -9,8 +9,6 @@ type the fix's title promised.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,12 +17,10 @@ from lsp_helpers import RecordingClient, apply_edits, initialize, open_file, pub
 from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from core_support import fake_devices_env
+from core_support import fake_devices_env, run_under_jax
 
 pytestmark = pytest.mark.asyncio
 
-WORKER = Path(__file__).resolve().parents[1] / "core" / "types_source_worker.py"
-HANG = 600
 
 HEADER = """\
 # shardls: device-count=8
@@ -95,16 +91,7 @@ async def _actions(client: RecordingClient, uri: str, diagnostic: types.Diagnost
 
 
 def _jax(programs: list[str]) -> list[list[list[str]]]:
-    done = subprocess.run(
-        [sys.executable, str(WORKER)],
-        input=json.dumps(programs),
-        capture_output=True,
-        text=True,
-        env=fake_devices_env(8),
-        timeout=HANG,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    outcomes: list[list[list[str]]] = json.loads(done.stdout)
+    outcomes: list[list[list[str]]] = run_under_jax(programs, fake_devices_env(8))
     return outcomes
 
 
