@@ -112,13 +112,21 @@ BodyContexts = Callable[["Walker", FunctionInfo, Frame, Context, int], list[tupl
 """How a function's body runs when something else calls it (e.g. `jax.shard_map`, whose body
 sees per-device blocks): bindings of its parameters and the caller's context. It gets the frame and
 context where the function is defined, and the caller search depth."""
-_BODY_CONTEXTS: list[BodyContexts] = []
+_BODY_CONTEXTS: list[tuple[int, BodyContexts]] = []
 
 
-def body_contexts(provider: BodyContexts) -> BodyContexts:
-    """Register a provider; the contexts it finds for a function replace those of its plain calls."""
-    _BODY_CONTEXTS.append(provider)
-    return provider
+def body_contexts(rank: int) -> Callable[[BodyContexts], BodyContexts]:
+    """Register a provider; the contexts it finds for a function replace those of its plain calls.
+    Providers are asked by `rank`, lowest first, and the first that answers wins: never in the
+    order their modules happened to be imported (the memory report imports `recognizers.nnx`
+    first, which once changed the types inside `jax.vmap` bodies)."""
+
+    def register(provider: BodyContexts) -> BodyContexts:
+        _BODY_CONTEXTS.append((rank, provider))
+        _BODY_CONTEXTS.sort(key=lambda ranked: ranked[0])
+        return provider
+
+    return register
 
 
 @dataclass(frozen=True)
@@ -324,7 +332,7 @@ class Walker:
     ) -> list[tuple[dict[str, Value], Context]]:
         if depth > MAX_CALLER_DEPTH:
             return []
-        for provider in _BODY_CONTEXTS:
+        for _, provider in _BODY_CONTEXTS:
             found = provider(self, info, frame, context, depth)
             if found:
                 return found

@@ -86,4 +86,14 @@ def tables() -> tuple[
         transforms,
     )
 
+    for handlers in (_ATTRIBUTES, _SUBSCRIPTS, _INSTANTIATORS):
+        handlers.sort(key=_written_order)
     return _CALLS, _METHODS, _ATTRIBUTES, _SUBSCRIPTS, _INSTANTIATORS
+
+
+def _written_order(handler: Callable[..., object]) -> tuple[str, int]:
+    """Attribute, subscript and instantiator handlers are tried in turn, the first answer wins:
+    in the order of their modules and lines, never in the order modules happened to be imported
+    (the memory report imports `library.nnx` before the rest, which once changed results)."""
+    code = getattr(handler, "__code__", None)
+    return handler.__module__, code.co_firstlineno if code is not None else 0

@@ -887,7 +887,7 @@ _STACKING = ("vmap", "scan")
 same way when it creates layers)."""
 
 
-@body_contexts
+@body_contexts(rank=1)  # nnx.vmap/nnx.scan stacking
 def _vmapped_body(
     walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
 ) -> list[tuple[dict[str, Value], Context]]:

@@ -23,7 +23,7 @@ _CALLEES = ("grad", "value_and_grad", "checkpoint", "remat")
 """How the transforms are called in the text (`jax.grad(...)`, `nnx.value_and_grad(...)`)."""
 
 
-@body_contexts
+@body_contexts(rank=2)  # grad, value_and_grad, checkpoint: the plain call's arguments
 def transformed_bodies(
     walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
 ) -> list[tuple[dict[str, Value], Context]]:

@@ -484,7 +484,7 @@ def binds(*apis: str) -> Callable[[Binder], Binder]:
     return register
 
 
-@body_contexts
+@body_contexts(rank=0)  # jit, shard_map and vmap hand the body values of their own
 def wrapped_bodies(
     walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
 ) -> list[tuple[dict[str, Value], Context]]:
