@@ -8,15 +8,18 @@ exception class where the call is written, and where shardls cannot know a param
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
-from core_support import run_under_jax
 from jax_oracle import ORACLE_ENV
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis
 from shardls.core import Severity
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from core_support import run_under_jax
 
 HEAD = """\
 import functools
