@@ -52,12 +52,7 @@ def _transform(call: CallArgs) -> Value | None:
 
 def call_transformed(call: CallArgs, wrapped: TransformedV) -> Value:
     """What calling the transformed function returns (`call` holds the call's arguments)."""
-    evaluator = call.evaluator
-    outside, evaluator.tracing = evaluator.tracing, True  # the body is traced, not run
-    try:
-        result = evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
-    finally:
-        evaluator.tracing = outside
+    result = traced_call(call, wrapped)
     if wrapped.api in REMATERIALIZED:
         return result
     found = _transform_options(call, wrapped)
@@ -130,3 +125,13 @@ class _Cotangents:
         if isinstance(value, DictV):
             return DictV(value.keys, tuple(self.of(item, depth + 1) for item in value.values))
         return Unknown("the gradient of a value shardls does not follow")
+
+
+def traced_call(call: CallArgs, wrapped: TransformedV) -> Value:
+    """The transformed function called with the call's arguments: its body is traced, not run."""
+    evaluator = call.evaluator
+    outside, evaluator.tracing = evaluator.tracing, True
+    try:
+        return evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
+    finally:
+        evaluator.tracing = outside

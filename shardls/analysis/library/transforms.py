@@ -10,7 +10,7 @@ known (`sharded/manual.py`), and the shard_map recognizer lays its outputs out.
 from __future__ import annotations
 
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed
+from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed, traced_call
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
 from shardls.analysis.sharded.manual import SHARD_MAP_APIS, shard_mapped_call
@@ -59,16 +59,11 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
         return call_transformed(call, wrapped)
     if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
         return None
-    evaluator = call.evaluator
-    outside, evaluator.tracing = evaluator.tracing, True  # the body is traced, not run
-    try:
-        result = evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
-    finally:
-        evaluator.tracing = outside
+    result = traced_call(call, wrapped)
     options = wrapped_options(wrapped) if method.name == "__call__" else None
     if options is None:
         return result
-    return jitted_call(evaluator, call.frame, call.node, options, call.args, call.kwargs, result)
+    return jitted_call(call.evaluator, call.frame, call.node, options, call.args, call.kwargs, result)
 
 
 @attributes

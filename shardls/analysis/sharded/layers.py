@@ -333,19 +333,26 @@ def _is_none(value: Value) -> bool:
 
 
 def _embed_call(layer: LayerV, call: CallArgs, ids: TypedArray) -> Value | None:
-    dtype, out = _dtype(layer), _out_sharding(call)
-    table = _param(layer, "embedding", ids)
-    if dtype is UNREADABLE or out is UNREADABLE or table is None:
-        return None
-    return _typed(call, "Embed", [ids, table], lambda: embed(ids.type, table.type, dtype, out))
+    return _with_table(layer, call, ids, "Embed", embed)
 
 
 def _attend_call(layer: LayerV, call: CallArgs, query: TypedArray) -> Value | None:
+    return _with_table(layer, call, query, "Embed.attend", attend)
+
+
+def _with_table(
+    layer: LayerV,
+    call: CallArgs,
+    x: TypedArray,
+    name: str,
+    rule: Callable[[ShardedType, ShardedType, DType | None, PartitionSpec | None], ShardedType],
+) -> Value | None:
+    """`Embed.__call__` and `Embed.attend`: the input against the embedding table."""
     dtype, out = _dtype(layer), _out_sharding(call)
-    table = _param(layer, "embedding", query)
+    table = _param(layer, "embedding", x)
     if dtype is UNREADABLE or out is UNREADABLE or table is None:
         return None
-    return _typed(call, "Embed.attend", [query, table], lambda: attend(query.type, table.type, dtype, out))
+    return _typed(call, name, [x, table], lambda: rule(x.type, table.type, dtype, out))
 
 
 def _norm_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
