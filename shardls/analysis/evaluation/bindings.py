@@ -1,0 +1,115 @@
+"""The value one binding gives a name, by its kind: an assignment, a loop variable, an augmented
+assignment, a list or dict changed in place, a `def` or `class`, an import, a parameter."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
+from shardls.analysis.scopes import Binding, ModuleInfo, Scope
+from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, Unknown, Value
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator
+
+
+def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame) -> Value:
+    """What `binding` gives its name, in `frame` (where the binding is written)."""
+    kind = binding.kind
+    if kind in ("assign", "with") and binding.value is not None:
+        value = unpack(evaluator.eval(binding.value, frame), binding.unpack)
+        if isinstance(value, Const) and value.origin is not None and value.origin.line == binding.line:
+            named = frame.origin(f"`{binding.name}`", binding.node)
+            return replace(value, origin=replace(named, assumption=value.origin.assumption))
+        return value
+    if kind == "for" and binding.value is not None:
+        iterable = evaluator.eval(binding.value, frame)
+        if isinstance(iterable, Seq) and iterable.items:
+            return evaluator.choice([unpack(item, binding.unpack) for item in iterable.items])
+        return Unknown(f"loop variable {binding.name!r}", symbol=binding.name)
+    if kind == "augassign" and isinstance(binding.node, ast.AugAssign):
+        previous = evaluator.lookup(binding.name, frame, binding.node)
+        right = evaluator.eval(binding.node.value, frame)
+        return evaluator.binop(type(binding.node.op), previous, right, binding.node, frame)
+    if kind == "mutate" and isinstance(binding.value, ast.Call):
+        previous = evaluator.lookup(binding.name, frame, binding.node)
+        args, kwargs = evaluator.call_arguments(binding.value, frame)
+        method = binding.value.func.attr if isinstance(binding.value.func, ast.Attribute) else ""
+        return mutated(previous, method, args, kwargs, evaluator.limits.collection) or Unknown(
+            f"{binding.name!r} after .{method}()", symbol=binding.name
+        )
+    if kind == "setitem" and binding.target is not None and binding.value is not None:
+        previous = evaluator.lookup(binding.name, frame, binding.node)
+        key = evaluator.eval(binding.target.slice, frame)
+        return with_item(previous, key, unpack(evaluator.eval(binding.value, frame), binding.unpack))
+    if kind == "def" and isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return FunctionV(
+            evaluator.function_info(binding.node, frame.module, binding.segment, scope, scope.owner)
+        )
+    if kind == "class" and isinstance(binding.node, ast.ClassDef):
+        return ClassV(evaluator.class_info(binding.node, frame.module, binding.segment, scope))
+    if kind in ("import", "importfrom"):
+        return _import(evaluator, binding, frame)
+    if kind == "param":
+        if binding.name in frame.locals:
+            return frame.locals[binding.name]
+        return evaluator.param_default(binding, frame)
+    if kind == "annotation":
+        return Unknown(f"{binding.name!r} has no value here", symbol=binding.name)
+    return Unknown(f"{binding.name!r} ({kind})", symbol=binding.name)
+
+
+def param_default(evaluator: Evaluator, binding: Binding, frame: Frame) -> Value:
+    """A parameter nobody bound: its default, else a symbol named after it."""
+    function = frame.scope.function
+    if function is not None:
+        default = function.default_of(binding.name)
+        if default is not None:
+            parent = Frame(frame.module, function.parent, function.segment, None, {}, frame.call_depth)
+            value = evaluator.eval(default, parent)
+            if isinstance(value, Const):
+                text = f"default of parameter {binding.name} of {function.qualname}()"
+                return replace(value, origin=frame.origin(text, default))
+            return value
+    return evaluator.library.parameter(frame.scope, binding.name) or Unknown(
+        f"parameter {binding.name!r}", symbol=binding.name
+    )
+
+
+def _import(evaluator: Evaluator, binding: Binding, frame: Frame) -> Value:
+    alias = binding.node
+    assert isinstance(alias, ast.alias)
+    statement = binding.statement
+    if binding.kind == "import":
+        dotted = alias.name if alias.asname else alias.name.split(".")[0]
+        module = evaluator.resolver.resolve(frame.module, dotted, 0)
+        return ModuleV(module) if module is not None else Ref(evaluator.library.canonical(dotted))
+    level = statement.level if isinstance(statement, ast.ImportFrom) else 0
+    base = statement.module if isinstance(statement, ast.ImportFrom) else None
+    base_name = base or ""
+    module = evaluator.resolver.resolve(frame.module, base_name, level)
+    if module is not None:
+        submodule = (
+            evaluator.resolver.resolve(module, alias.name, 1) if module.path.endswith("__init__.py") else None
+        )
+        value = evaluator.module_attribute(module, alias.name, frame)
+        if isinstance(value, Unknown) and submodule is not None:
+            return ModuleV(submodule)
+        return value
+    if level:
+        return Unknown(f"relative import {'.' * level}{base_name} not found in the workspace")
+    return Ref(evaluator.library.canonical(f"{base_name}.{alias.name}"))
+
+
+def module_attribute(evaluator: Evaluator, module: ModuleInfo, name: str, frame: Frame) -> Value:
+    if evaluator.reads is not None:
+        evaluator.reads.modules[module.path] = module
+        evaluator.reads.names.add((module.path, name))
+    candidates = module.scope.lookup(name, None)
+    if not candidates:
+        return Unknown(f"{name!r} not found in {module.path}", symbol=name)
+    top = Frame(module, module.scope, candidates[-1].segment, None, {}, frame.call_depth)
+    return evaluator.bindings_value(candidates, module.scope, top)

@@ -1,0 +1,289 @@
+"""Calls: a call's arguments, the library's models of the functions it knows, and workspace
+functions, whose value is that of the `return`s their arguments reach (once per function and
+arguments), traced or not as their decorators say."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
+from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
+from shardls.analysis.sharded.jit_types import decorated_call
+from shardls.analysis.sharded.manual import shard_mapped_function_call
+from shardls.analysis.values import (
+    BoundMethod,
+    ClassV,
+    Const,
+    DictV,
+    FunctionV,
+    InstanceV,
+    Ref,
+    Seq,
+    Unknown,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import ExpressionHandlers
+    from shardls.analysis.evaluator import Evaluator
+
+
+EMPTY_CALL = ast.Call(func=ast.Name("_"), args=[], keywords=[])
+"""The call node given to the library for a call that has none in the source (a property read,
+a constructor run by a recognizer)."""
+
+
+def _eval_Call(evaluator: Evaluator, node: ast.Call, frame: Frame) -> Value:
+    func = evaluator.eval(node.func, frame)
+    args: list[Value] = []
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            spread = evaluator.iterate(evaluator.eval(arg.value, frame), frame)
+            if not isinstance(spread, Seq):
+                return Unknown("*args of unknown length")
+            args.extend(spread.items)
+            if len(args) > evaluator.limits.collection:
+                return Unknown("too many arguments")
+        else:
+            args.append(evaluator.eval(arg, frame))
+    kwargs: dict[str, Value] = {}
+    for keyword in node.keywords:
+        value = evaluator.eval(keyword.value, frame)
+        if keyword.arg is None:
+            if not isinstance(value, DictV):
+                return Unknown("**kwargs of unknown contents")
+            for k, v in zip(value.keys, value.values):
+                if isinstance(k, Const) and isinstance(k.value, str):
+                    kwargs[k.value] = v
+        else:
+            kwargs[keyword.arg] = value
+    return map_options(evaluator, func, lambda f: evaluator.call(f, args, kwargs, node, frame))
+
+
+def _eval_Lambda(evaluator: Evaluator, node: ast.Lambda, frame: Frame) -> Value:
+    return Unknown("lambda")
+
+
+def call(
+    evaluator: Evaluator,
+    func: Value,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.Call | None,
+    frame: Frame,
+) -> Value:
+    call_node = node if node is not None else EMPTY_CALL
+    if isinstance(func, Ref):
+        result = evaluator.library.call(evaluator, func.qualname, args, kwargs, call_node, frame)
+        return result if result is not None else Unknown(f"result of {func.qualname}()")
+    if isinstance(func, FunctionV):
+        mapped = shard_mapped_function_call(evaluator, func, args, kwargs, frame)
+        if mapped is not None:
+            return mapped
+        result = evaluator.call_function(func, args, kwargs, frame)
+        return decorated_call(evaluator, func, node, frame, args, kwargs, result)
+    if isinstance(func, ClassV):
+        return evaluator.instantiate(func.cls, args, kwargs, node, frame)
+    if isinstance(func, BoundMethod):
+        result = evaluator.library.method(evaluator, func, args, kwargs, call_node, frame)
+        return result if result is not None else Unknown(f"result of .{func.name}()")
+    if isinstance(func, InstanceV):  # `model(x)`: the class's `__call__`
+        method = next(
+            (k.methods["__call__"] for k in evaluator.mro(func.cls, frame) if "__call__" in k.methods), None
+        )
+        if method is not None:
+            return evaluator.call_function(FunctionV(method, bound=func), args, kwargs, frame)
+    # A library value called like a function (`jnp.float32(1.0)` calls a dtype): its `__call__`.
+    result = evaluator.library.method(
+        evaluator, BoundMethod(func, "__call__"), args, kwargs, call_node, frame
+    )
+    return result if result is not None else Unknown("call of an unknown value")
+
+
+def call_function(
+    evaluator: Evaluator, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame
+) -> Value:
+    info = func.func
+    if frame.call_depth >= evaluator.limits.call_depth:
+        return Unknown(f"calls nested too deeply in {info.qualname}()")
+    if info.kind == "property":
+        args = []
+    locals_ = evaluator.bind_arguments(info, args, kwargs, func.bound, frame)
+    returns = info.returns
+    if not returns:
+        return Const(None)
+    traced = traced_by_decorator(info.node)
+    outside = evaluator.tracing
+    evaluator.tracing = True if traced or outside else None if traced is None else outside
+    try:
+        return _returned_once(
+            evaluator, info, returns, locals_, frame, (tuple(args), tuple(kwargs.items()), func.bound)
+        )
+    finally:
+        evaluator.tracing = outside
+
+
+def _returned_once(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    returns: list[ast.Return],
+    locals_: Mapping[str, Value],
+    frame: Frame,
+    arguments: object,
+) -> Value:
+    """`_returned`, once per function, arguments and evaluation state (`analysis/reuse.py`):
+    a helper called again with equal arguments (`cfg.mesh_shape()` in every statement)
+    is not evaluated again."""
+    from shardls.analysis.reuse import reuse_of
+
+    key = (
+        id(info.node),
+        arguments,
+        frame.call_depth,
+        evaluator.tracing,
+        id(evaluator.context_mesh),
+        id(evaluator.context),
+        evaluator.branching,
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return _returned(evaluator, info, returns, locals_, frame)
+    alive = (info, evaluator.context_mesh, evaluator.context)
+    return reuse_of(evaluator).answer(key, alive, lambda: _returned(evaluator, info, returns, locals_, frame))
+
+
+def _returned(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    returns: list[ast.Return],
+    locals_: Mapping[str, Value],
+    frame: Frame,
+) -> Value:
+    values: list[Value] = []
+    guards = _return_guards(info.node)
+    for ret in returns[: evaluator.limits.choices]:
+        if not _branches_taken(evaluator, info, guards.get(id(ret), ()), locals_, frame):
+            continue  # under an `if` decided against it with these arguments
+        if ret.value is None:
+            values.append(Const(None))
+            continue
+        inner = Frame(
+            info.module,
+            info.scope,
+            info.segment,
+            info.scope.order_of.get(id(ret)),
+            locals_,
+            frame.call_depth + 1,
+        )
+        values.append(evaluator.eval(ret.value, inner))
+    if not values:
+        return Unknown(f"no return of {info.qualname}() is reached")
+    return values[0] if len(values) == 1 else evaluator.choice(values)
+
+
+def _branches_taken(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    guards: tuple[tuple[ast.If, bool], ...],
+    locals_: Mapping[str, Value],
+    frame: Frame,
+) -> bool:
+    """False when one of the `if` tests around a `return` is decided against its branch."""
+    for statement, branch in guards:
+        order = info.scope.order_of.get(id(statement))
+        test_frame = Frame(info.module, info.scope, info.segment, order, locals_, frame.call_depth + 1)
+        if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
+            return False
+    return True
+
+
+def call_arguments(
+    evaluator: Evaluator, call: ast.Call, frame: Frame
+) -> tuple[list[Value], dict[str, Value]]:
+    """A call's positional and keyword argument values, each its own question: `*args` of
+    known length spread (else one unknown argument stands for them), `**kwargs` of known
+    string keys spread (else left out)."""
+    args: list[Value] = []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            spread = evaluator.iterate(evaluator.evaluate(arg.value, frame), frame)
+            args.extend(spread.items if isinstance(spread, Seq) else (Unknown("*args"),))
+        else:
+            args.append(evaluator.evaluate(arg, frame))
+    kwargs: dict[str, Value] = {}
+    for keyword in call.keywords:
+        value = evaluator.evaluate(keyword.value, frame)
+        if keyword.arg is not None:
+            kwargs[keyword.arg] = value
+        elif isinstance(value, DictV):
+            for key, item in zip(value.keys, value.values):
+                if isinstance(key, Const) and isinstance(key.value, str):
+                    kwargs[key.value] = item
+    return args, kwargs
+
+
+def bind_arguments(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    bound: Value | None,
+    frame: Frame,
+) -> dict[str, Value]:
+    """Map call arguments to parameter names; what is missing falls back to defaults lazily."""
+    node_args = info.node.args
+    positional = [a.arg for a in list(node_args.posonlyargs) + list(node_args.args)]
+    locals_: dict[str, Value] = {}
+    queue = list(args)
+    if bound is not None and positional and info.kind != "staticmethod":
+        locals_[positional[0]] = bound
+        positional = positional[1:]
+    for name in positional:
+        if queue:
+            locals_[name] = queue.pop(0)
+    if node_args.vararg is not None:
+        locals_[node_args.vararg.arg] = Seq(tuple(queue))
+    extra: dict[str, Value] = {}
+    for name, value in kwargs.items():
+        if name in positional or any(a.arg == name for a in node_args.kwonlyargs):
+            locals_[name] = value
+        else:
+            extra[name] = value
+    if node_args.kwarg is not None:
+        locals_[node_args.kwarg.arg] = DictV(tuple(Const(k) for k in extra), tuple(extra.values()))
+    return without_types(locals_) if under_auto_axes(info.node) else locals_
+
+
+@functools.lru_cache(maxsize=4096)
+def _return_guards(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> dict[int, tuple[tuple[ast.If, bool], ...]]:
+    """For each `return` of a function (by id), the `if` statements it is under and whether in
+    their body (True) or `else` (False): a call whose arguments decide a test does not return
+    from the other branch (`if decode: return ...`)."""
+    found: dict[int, tuple[tuple[ast.If, bool], ...]] = {}
+    stack: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = [(s, ()) for s in node.body]
+    while stack:
+        current, guards = stack.pop()
+        if isinstance(current, ast.Return):
+            found[id(current)] = guards
+        elif isinstance(current, ast.If):
+            stack.extend((s, (*guards, (current, True))) for s in current.body)
+            stack.extend((s, (*guards, (current, False))) for s in current.orelse)
+        elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend((child, guards) for child in ast.iter_child_nodes(current))
+    return found
+
+
+EXPRESSIONS: ExpressionHandlers = {
+    ast.Call: _eval_Call,
+    ast.Lambda: _eval_Lambda,
+}
+"""The expressions this module evaluates (`Evaluator.eval` dispatches on the node's type)."""

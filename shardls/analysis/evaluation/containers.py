@@ -1,0 +1,223 @@
+"""Tuples, lists, sets and dicts: their displays, `*` spreads, indexing and slicing, and
+comprehensions, which are unrolled when what they iterate over is known and bounded."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import bind_target, truthiness
+from shardls.analysis.sharded.operations import typed_subscript
+from shardls.analysis.values import Const, DictV, Seq, SetV, SliceV, Unknown, Value, as_int
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import ExpressionHandlers
+    from shardls.analysis.evaluator import Evaluator
+
+
+def _eval_Tuple(evaluator: Evaluator, node: ast.Tuple, frame: Frame) -> Value:
+    return _sequence(evaluator, node.elts, frame, is_list=False)
+
+
+def _eval_List(evaluator: Evaluator, node: ast.List, frame: Frame) -> Value:
+    return _sequence(evaluator, node.elts, frame, is_list=True)
+
+
+def _eval_Set(evaluator: Evaluator, node: ast.Set, frame: Frame) -> Value:
+    items = _sequence(evaluator, node.elts, frame, is_list=False)
+    return SetV(items.items) if isinstance(items, Seq) else items
+
+
+def _sequence(evaluator: Evaluator, elements: list[ast.expr], frame: Frame, is_list: bool) -> Value:
+    items: list[Value] = []
+    for element in elements:
+        if isinstance(element, ast.Starred):
+            spread = evaluator.iterate(evaluator.eval(element.value, frame), frame)
+            if not isinstance(spread, Seq):
+                return Unknown("starred value of unknown length")
+            items.extend(spread.items)
+        else:
+            items.append(evaluator.eval(element, frame))
+        if len(items) > evaluator.limits.collection:
+            return Unknown("collection too large")
+    return Seq(tuple(items), is_list)
+
+
+def _eval_Dict(evaluator: Evaluator, node: ast.Dict, frame: Frame) -> Value:
+    keys: list[Value] = []
+    values: list[Value] = []
+    for key, value in zip(node.keys, node.values):
+        if key is None:
+            spread = evaluator.eval(value, frame)
+            if not isinstance(spread, DictV):
+                return Unknown("** of unknown mapping")
+            keys.extend(spread.keys)
+            values.extend(spread.values)
+        else:
+            keys.append(evaluator.eval(key, frame))
+            values.append(evaluator.eval(value, frame))
+    return DictV(tuple(keys), tuple(values))
+
+
+def _eval_Starred(evaluator: Evaluator, node: ast.Starred, frame: Frame) -> Value:
+    return evaluator.eval(node.value, frame)
+
+
+def _eval_Subscript(evaluator: Evaluator, node: ast.Subscript, frame: Frame) -> Value:
+    base = evaluator.eval(node.value, frame)
+    if isinstance(node.slice, ast.Slice):
+        bounds = [
+            None if part is None else as_int(evaluator.eval(part, frame))
+            for part in (node.slice.lower, node.slice.upper, node.slice.step)
+        ]
+        part = node.slice
+        given = (part.lower, part.upper, part.step)
+        known = all(b is not None or p is None for b, p in zip(bounds, given))
+        window: slice | Value = slice(*bounds) if known else Unknown("slice bounds unknown")
+        return map_options(
+            evaluator,
+            base,
+            lambda b: typed_subscript(
+                evaluator, b, window, node, frame, _slice(evaluator, b, part, bounds, frame)
+            ),
+        )
+    index = evaluator.eval(node.slice, frame)
+    return map_options(
+        evaluator,
+        base,
+        lambda b: typed_subscript(
+            evaluator, b, index, node, frame, evaluator.subscript(b, index, node, frame)
+        ),
+    )
+
+
+def _slice(
+    evaluator: Evaluator, base: Value, part: ast.Slice, bounds: list[int | None], frame: Frame
+) -> Value:
+    if any(b is None and p is not None for b, p in zip(bounds, (part.lower, part.upper, part.step))):
+        return Unknown("slice bounds unknown")
+    if bounds[2] == 0:
+        return Unknown("slice step zero")
+    window = slice(*bounds)
+    if isinstance(base, Seq):
+        return Seq(base.items[window], base.is_list)
+    if isinstance(base, Const) and isinstance(base.value, str | bytes):
+        return Const(base.value[window])
+    return evaluator.library.subscript(evaluator, base, window, frame) or Unknown("slice of unknown value")
+
+
+def subscript(evaluator: Evaluator, base: Value, index: Value, node: ast.AST, frame: Frame) -> Value:
+    if isinstance(base, DictV):
+        key = index.value if isinstance(index, Const) else None
+        found = base.get(key) if isinstance(index, Const) else None
+        return found if found is not None else Unknown("key not found")
+    position = as_int(index)
+    if isinstance(base, Seq) and position is not None:
+        if -len(base.items) <= position < len(base.items):
+            return base.items[position]
+        return Unknown("index out of range")
+    if isinstance(base, Const) and isinstance(base.value, str) and position is not None:
+        try:
+            return Const(base.value[position])
+        except IndexError:
+            return Unknown("index out of range")
+    library = evaluator.library.subscript(evaluator, base, index, frame)
+    if library is not None:
+        return library
+    return Unknown("subscript of unknown value")
+
+
+def _eval_Slice(evaluator: Evaluator, node: ast.Slice, frame: Frame) -> Value:
+    """A slice inside a tuple index (`x[0:4, ::2]`; a lone slice is read by `_eval_Subscript`)."""
+    lower, upper, step = (
+        None if part is None else evaluator.eval(part, frame) for part in (node.lower, node.upper, node.step)
+    )
+    return SliceV(lower, upper, step)
+
+
+def _eval_ListComp(evaluator: Evaluator, node: ast.ListComp, frame: Frame) -> Value:
+    return _comprehension(evaluator, node.elt, node.generators, frame, is_list=True)
+
+
+def _eval_GeneratorExp(evaluator: Evaluator, node: ast.GeneratorExp, frame: Frame) -> Value:
+    return _comprehension(evaluator, node.elt, node.generators, frame, is_list=False)
+
+
+def _eval_SetComp(evaluator: Evaluator, node: ast.SetComp, frame: Frame) -> Value:
+    result = _comprehension(evaluator, node.elt, node.generators, frame, is_list=False)
+    return SetV(result.items) if isinstance(result, Seq) else result
+
+
+def _eval_DictComp(evaluator: Evaluator, node: ast.DictComp, frame: Frame) -> Value:
+    """`{k: NamedSharding(mesh, v) for k, v in specs.items()}`: a dict, when it unrolls."""
+    result = _comprehension(evaluator, (node.key, node.value), node.generators, frame, is_list=False)
+    if not isinstance(result, Seq):
+        return result
+    pairs = [item.items for item in result.items if isinstance(item, Seq)]
+    return DictV(tuple(key for key, _ in pairs), tuple(value for _, value in pairs))
+
+
+def _comprehension(
+    evaluator: Evaluator,
+    element: ast.expr | tuple[ast.expr, ast.expr],
+    generators: list[ast.comprehension],
+    frame: Frame,
+    is_list: bool,
+) -> Value:
+    """Comprehensions of known, bounded length (`range(n)`, literal tuples) are unrolled; a
+    dict comprehension's element is its key and value."""
+    results: list[Value] = []
+
+    def run(index: int, local: dict[str, Value]) -> bool:
+        if index == len(generators):
+            inner = replace(frame, locals=local)
+            if isinstance(element, tuple):
+                results.append(Seq(tuple(evaluator.eval(part, inner) for part in element)))
+            else:
+                results.append(evaluator.eval(element, inner))
+            return len(results) <= evaluator.limits.collection
+        generator = generators[index]
+        iterable = evaluator.eval(generator.iter, replace(frame, locals=local))
+        if not isinstance(iterable, Seq):
+            return False
+        for item in iterable.items:
+            scoped = dict(local)
+            if not bind_target(generator.target, item, scoped):
+                return False
+            conditions = [truthiness(evaluator.eval(c, replace(frame, locals=scoped))) for c in generator.ifs]
+            if any(c is None for c in conditions):
+                return False
+            if all(conditions) and not run(index + 1, scoped):
+                return False
+        return True
+
+    if not run(0, dict(frame.locals)):
+        return Unknown("comprehension of unknown or unbounded length")
+    return Seq(tuple(results), is_list)
+
+
+def iterate(evaluator: Evaluator, value: Value, frame: Frame) -> Value:
+    """A value as a sequence (`*spec`, `*shape`), through the library for its own types."""
+    if isinstance(value, Seq):
+        return value
+    as_sequence = evaluator.library.subscript(evaluator, value, slice(None), frame)
+    return as_sequence if as_sequence is not None else value
+
+
+EXPRESSIONS: ExpressionHandlers = {
+    ast.Tuple: _eval_Tuple,
+    ast.List: _eval_List,
+    ast.Set: _eval_Set,
+    ast.Dict: _eval_Dict,
+    ast.Starred: _eval_Starred,
+    ast.Subscript: _eval_Subscript,
+    ast.Slice: _eval_Slice,
+    ast.ListComp: _eval_ListComp,
+    ast.GeneratorExp: _eval_GeneratorExp,
+    ast.SetComp: _eval_SetComp,
+    ast.DictComp: _eval_DictComp,
+}
+"""The expressions this module evaluates (`Evaluator.eval` dispatches on the node's type)."""

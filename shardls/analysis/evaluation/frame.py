@@ -1,0 +1,61 @@
+"""Where an expression is evaluated (`Frame`), and the type of the functions that evaluate each
+kind of expression there."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from shardls.analysis.facts import Span
+from shardls.analysis.scopes import ModuleInfo, Scope
+from shardls.analysis.source import Segment
+from shardls.analysis.values import Origin, Value
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where an expression is evaluated: module, scope, statement position and bound locals."""
+
+    module: ModuleInfo
+    scope: Scope
+    segment: Segment
+    position: int | None
+    locals: Mapping[str, Value] = field(default_factory=dict)
+    call_depth: int = 0
+
+    def line_of(self, node: ast.AST) -> int:
+        return self.segment.abs_line(getattr(node, "lineno", 1))
+
+    def origin(self, text: str, node: ast.AST) -> Origin:
+        return Origin(text, self.module.path, self.line_of(node))
+
+    def span(self, node: ast.AST) -> Span:
+        """The node's position in the file, columns as string indices (ast counts UTF-8 bytes)."""
+        line = self.line_of(node)
+        end_lineno = getattr(node, "end_lineno", None) or getattr(node, "lineno", None) or 1
+        end_line = self.segment.abs_line(end_lineno)
+        lines = self.module.source.lines
+        return Span(
+            line,
+            _char_column(lines, line, getattr(node, "col_offset", 0)),
+            end_line,
+            _char_column(lines, end_line, getattr(node, "end_col_offset", None) or 0),
+        )
+
+
+def _char_column(lines: tuple[str, ...], line: int, byte_column: int) -> int:
+    if not 0 <= line < len(lines):
+        return byte_column
+    text = lines[line]
+    if text.isascii():
+        return byte_column
+    return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator
+
+    ExpressionHandlers: TypeAlias = dict[type[ast.AST], Callable[[Evaluator, Any, Frame], Value]]
+    """The function that evaluates each type of expression node."""

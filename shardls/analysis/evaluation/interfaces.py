@@ -1,0 +1,77 @@
+"""What the evaluator is given to reach outside the file (the workspace's modules, the library's
+models) and what it reports back (the names and modules it read)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
+from shardls.analysis.values import BoundMethod, Value
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import Frame
+    from shardls.analysis.evaluator import Evaluator
+
+
+class ModuleResolver(Protocol):
+    def resolve(self, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None: ...
+
+
+class LibraryCalls(Protocol):
+    """What the interpreter knows about JAX, Flax, numpy and the standard library."""
+
+    def canonical(self, qualname: str) -> str: ...
+
+    def call(
+        self,
+        evaluator: Evaluator,
+        qualname: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        frame: Frame,
+    ) -> Value | None: ...
+
+    def attribute(
+        self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
+    ) -> Value | None: ...
+
+    def method(
+        self,
+        evaluator: Evaluator,
+        method: BoundMethod,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        frame: Frame,
+    ) -> Value | None: ...
+
+    def parameter(self, scope: Scope, name: str) -> Value | None: ...
+
+    def subscript(
+        self, evaluator: Evaluator, base: Value, index: Value | slice, frame: Frame
+    ) -> Value | None: ...
+
+    def instantiate(
+        self,
+        evaluator: Evaluator,
+        cls: ClassInfo,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call | None,
+        frame: Frame,
+    ) -> Value | None: ...
+
+
+@dataclass
+class Reads:
+    """What an evaluation depended on outside its own statements (for incremental re-analysis)."""
+
+    names: set[tuple[str, str]] = field(default_factory=set)
+    """(module path, name) for every module-level name looked up."""
+    modules: dict[str, ModuleInfo] = field(default_factory=dict)
+    """Workspace modules read through imports, by path."""
+    callees: set[str] = field(default_factory=set)
+    """Names whose call sites were searched (a new caller changes the result)."""

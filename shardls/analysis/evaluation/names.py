@@ -1,0 +1,265 @@
+"""Names: which bindings of a name reach the point of a question (scope by scope, `if` tests
+decided, loops and rebound parameters accounted for), and their values, memoised per binding and
+locals so that every reader of a name shares one evaluation."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from shardls.analysis.evaluation.bindings import evaluate_binding
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.scopes import Binding, ModuleInfo, Scope
+from shardls.analysis.sharded.events import TypeEvent
+from shardls.analysis.sharded.propagate import named
+from shardls.analysis.source import Segment
+from shardls.analysis.values import ArrayV, MeshV, Ref, Unknown, Value
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import ExpressionHandlers
+    from shardls.analysis.evaluator import Evaluator
+
+
+_BUILTIN_NAMES = frozenset(
+    [
+        "len",
+        "int",
+        "float",
+        "str",
+        "bool",
+        "tuple",
+        "list",
+        "dict",
+        "set",
+        "range",
+        "min",
+        "max",
+        "sum",
+        "abs",
+        "round",
+        "sorted",
+        "reversed",
+        "zip",
+        "enumerate",
+        "map",
+        "isinstance",
+        "print",
+        "getattr",
+        "object",
+        "super",
+    ]
+)
+
+
+@dataclass
+class BindingMemos:
+    """Values of bindings and decided `if` tests, by (binding, locals), kept for the evaluator's
+    life: every lookup of a name asks them of each of its bindings."""
+
+    values: dict[tuple[int, int], Value] = field(default_factory=dict)
+    """The value of a binding (`binding_value`)."""
+    value_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = field(default_factory=dict)
+    """The sharded-type events computing a value recorded, replayed when it is read again."""
+    active: set[tuple[int, int]] = field(default_factory=set)
+    """Bindings being evaluated: meeting one again means it is defined in terms of itself."""
+    reached: dict[tuple[int, int], bool] = field(default_factory=dict)
+    """Whether the `if` tests on a binding's path let it reach here (`_reachable`)."""
+    reached_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = field(default_factory=dict)
+    """The sharded-type events deciding those tests recorded, replayed likewise."""
+    kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
+    """The locals the memos above are keyed by (by id), kept alive so that no later call's
+    locals can get the same id and be answered with another call's values."""
+
+
+def _eval_Name(evaluator: Evaluator, node: ast.Name, frame: Frame) -> Value:
+    value = evaluator.lookup(node.id, frame, node)
+    if evaluator.typing is not None and isinstance(value, ArrayV) and value.typed is not None:
+        named(evaluator, frame, node, value.typed)  # a hover on the name answers with its type
+    return value
+
+
+def _eval_NamedExpr(evaluator: Evaluator, node: ast.NamedExpr, frame: Frame) -> Value:
+    return evaluator.eval(node.value, frame)
+
+
+def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None = None) -> Value:
+    if name in frame.locals and not _item_written(name, frame) and not _rebound(name, frame):
+        return frame.locals[name]
+    scope: Scope | None = frame.scope
+    position = frame.position
+    first = True
+    while scope is not None:
+        if scope.module is not None and scope.kind == "module" and evaluator.reads is not None:
+            evaluator.reads.names.add((scope.module.path, name))
+        if first or scope.kind != "class":
+            candidates = scope.lookup(name, position)
+            if candidates:
+                value = evaluator.bindings_value(candidates, scope, frame if first else None)
+                return value if first else _read_from_a_function(value, name, scope)
+        first = False
+        position = None
+        scope = scope.parent
+    if name in _BUILTIN_NAMES:
+        return Ref(f"builtins.{name}")
+    return Unknown(f"{name!r} is not defined here", symbol=name)
+
+
+def _rebound(name: str, frame: Frame) -> bool:
+    """Whether the parameter `name` was assigned again before here (`k, s = k if ... else
+    (k, None)`): the argument it was called with is then no longer its value."""
+    if frame.position is None or frame.scope.function is None:
+        return False
+    if not any(b.kind == "param" for b in frame.scope.bindings.get(name, ())):
+        return False
+    return any(b.kind != "param" for b in frame.scope.lookup(name, frame.position))
+
+
+def _item_written(name: str, frame: Frame) -> bool:
+    """Whether an item of the local `name` was written before here (`kwargs["x"] = v`): the
+    local's value then comes from that write, which starts from the local itself."""
+    if frame.position is None:
+        return False
+    return any(b.kind == "setitem" for b in frame.scope.lookup(name, frame.position))
+
+
+def bindings_value(
+    evaluator: Evaluator, candidates: tuple[Binding, ...], scope: Scope, frame: Frame | None
+) -> Value:
+    reachable = [b for b in candidates if _reachable(evaluator, b, scope, frame)] or list(candidates)
+    changed = next((b for b in reachable if b.in_loop), None)
+    if changed is not None:
+        # Not the value before the loop, nor after one iteration: the count is not known.
+        return Unknown(f"{changed.name!r} is changed in a loop", symbol=changed.name)
+    values = [
+        evaluator.binding_value(binding, scope, frame) for binding in reachable[-evaluator.limits.choices :]
+    ]
+    return values[0] if len(values) == 1 else evaluator.choice(values)
+
+
+def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None) -> bool:
+    """False when an `if` test on the binding's path is decided against its branch. Memoised
+    as `binding_value` is (every lookup of a name asks it of each of its bindings)."""
+    if not binding.guards:
+        return True
+    locals_ = frame.locals if frame is not None and scope is frame.scope else {}
+    key = (id(binding), id(locals_) if locals_ else 0)
+    cached = evaluator.memos.reached.get(key)
+    if cached is not None:
+        if evaluator.typing is not None and key in evaluator.memos.reached_events:
+            evaluator.typing.replay(evaluator.memos.reached_events[key])
+        return cached
+    mark = evaluator.typing.mark() if evaluator.typing is not None else 0
+    reached = _guards_hold(evaluator, binding, scope, frame, locals_)
+    evaluator.memos.reached[key] = reached
+    evaluator.memos.kept_locals[key[1]] = locals_
+    if evaluator.typing is not None:
+        events = evaluator.typing.since(mark)
+        if events:
+            evaluator.memos.reached_events[key] = events
+    return reached
+
+
+def _guards_hold(
+    evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None, locals_: Mapping[str, Value]
+) -> bool:
+    for statement, branch in binding.guards:
+        module = _module_of(scope, frame)
+        test_frame = Frame(
+            module,
+            scope,
+            binding.segment,
+            scope.order_of.get(id(statement)),
+            locals_,
+            frame.call_depth if frame is not None else 0,
+        )
+        if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
+            return False
+    return True
+
+
+def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None) -> Value:
+    locals_ = frame.locals if frame is not None and scope is frame.scope else {}
+    key = (id(binding), id(locals_) if locals_ else 0)
+    cached = evaluator.memos.values.get(key)
+    if cached is not None:
+        if evaluator.typing is not None and key in evaluator.memos.value_events:
+            evaluator.typing.replay(evaluator.memos.value_events[key])
+        return cached
+    if key in evaluator.memos.active:
+        return Unknown(f"{binding.name!r} is defined in terms of itself", symbol=binding.name)
+    evaluator.memos.active.add(key)
+    mark = evaluator.typing.mark() if evaluator.typing is not None else 0
+    try:
+        module = frame.module if frame is not None and scope is frame.scope else _module_of(scope, frame)
+        inner = Frame(
+            module,
+            scope,
+            binding.segment,
+            binding.order,
+            locals_,
+            frame.call_depth if frame is not None else 0,
+        )
+        with _where_written(evaluator, module, scope, binding.segment):
+            value = evaluate_binding(evaluator, binding, scope, inner)
+    finally:
+        evaluator.memos.active.discard(key)
+    evaluator.memos.values[key] = value
+    evaluator.memos.kept_locals[key[1]] = locals_
+    if evaluator.typing is not None:
+        events = evaluator.typing.since(mark)
+        if events:
+            evaluator.memos.value_events[key] = events
+    return value
+
+
+@contextlib.contextmanager
+def _where_written(
+    evaluator: Evaluator, module: ModuleInfo, scope: Scope, segment: Segment
+) -> Iterator[None]:
+    """A top-level binding runs eagerly where it is written, under the mesh set above it: its
+    value (memoised for every reader) must not take the mesh or tracing of the code that
+    happens to read it first (an array placed under an Auto mesh, read below a later
+    `jax.set_mesh` of an Explicit one)."""
+    mesh_at = evaluator.mesh_at
+    if mesh_at is None or scope.kind != "module" or module is not evaluator.analysed:
+        yield
+        return
+    evaluator.mesh_at = None  # finding that mesh evaluates bindings too (the `set_mesh` statements)
+    try:
+        mesh = mesh_at(segment)
+    finally:
+        evaluator.mesh_at = mesh_at
+    previous = evaluator.context_mesh, evaluator.tracing
+    evaluator.context_mesh, evaluator.tracing = mesh, False
+    try:
+        yield
+    finally:
+        evaluator.context_mesh, evaluator.tracing = previous
+
+
+def _module_of(scope: Scope, frame: Frame | None) -> ModuleInfo:
+    if scope.module is not None:
+        return scope.module
+    assert frame is not None
+    return frame.module
+
+
+def _read_from_a_function(value: Value, name: str, scope: Scope) -> Value:
+    """A function reads a module's global when it is called, not where it is defined: when the
+    module binds a mesh name more than once (a tutorial's `mesh = ...` per section), the last
+    binding is only one of the meshes the function may meet."""
+    if not isinstance(value, MeshV) or scope.kind != "module" or len(scope.bindings.get(name, ())) < 2:
+        return value
+    note = f"`{name}` as last bound in the module; it is bound again, and the function may run before"
+    return replace(value, assumptions=(*value.assumptions, note))
+
+
+EXPRESSIONS: ExpressionHandlers = {
+    ast.Name: _eval_Name,
+    ast.NamedExpr: _eval_NamedExpr,
+}
+"""The expressions this module evaluates (`Evaluator.eval` dispatches on the node's type)."""

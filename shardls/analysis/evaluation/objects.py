@@ -1,0 +1,202 @@
+"""Attributes, classes and instances: attributes of modules, classes and instances (fields,
+`self.x = ...` in constructors, properties, enum members), base classes, and the instances a
+constructor builds."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from shardls.analysis.evaluation.calls import EMPTY_CALL
+from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.scopes import ClassInfo, FunctionInfo, attribute_key
+from shardls.analysis.values import ClassV, Const, FunctionV, InstanceV, ModuleV, Ref, Unknown, Value
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import ExpressionHandlers
+    from shardls.analysis.evaluator import Evaluator
+
+
+def _eval_Attribute(evaluator: Evaluator, node: ast.Attribute, frame: Frame) -> Value:
+    if isinstance(node.value, ast.Name):
+        assigned = evaluator.assigned_attribute(node.value.id, node.attr, frame)
+        if assigned is not None:
+            return assigned
+    base = evaluator.eval(node.value, frame)
+    return evaluator.attribute(base, node.attr, node, frame)
+
+
+def assigned_attribute(evaluator: Evaluator, name: str, attr: str, frame: Frame) -> Value | None:
+    """`name.attr` as assigned earlier in the same function or module (`cls.config =
+    Config.big()` in a test's `setUpClass`, then `Model(cls.config)`), whatever object
+    `name` holds; None when no such assignment reaches here."""
+    key = attribute_key(name, attr)
+    scope = frame.scope
+    if scope.kind == "class":
+        return None
+    if scope.module is not None and scope.kind == "module" and evaluator.reads is not None:
+        evaluator.reads.names.add((scope.module.path, key))
+    candidates = scope.lookup(key, frame.position)
+    return evaluator.bindings_value(candidates, scope, frame) if candidates else None
+
+
+def attribute(evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame) -> Value:
+    return map_options(evaluator, base, lambda b: _attribute(evaluator, b, attr, node, frame))
+
+
+def _attribute(evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame) -> Value:
+    if isinstance(base, Ref):
+        special = evaluator.library.attribute(evaluator, base, attr, node, frame)
+        return special if special is not None else Ref(evaluator.library.canonical(f"{base.qualname}.{attr}"))
+    if isinstance(base, ModuleV):
+        value = evaluator.module_attribute(base.module, attr, frame)
+        if isinstance(value, Unknown):
+            submodule = evaluator.resolver.resolve(base.module, attr, 1)
+            if submodule is not None:
+                return ModuleV(submodule)
+        return value
+    if isinstance(base, ClassV):
+        return evaluator.class_attribute(base.cls, attr, frame, bound=base)
+    if isinstance(base, InstanceV):
+        return evaluator.instance_attribute(base, attr, frame)
+    special = evaluator.library.attribute(evaluator, base, attr, node, frame)
+    if special is not None:
+        return special
+    return Unknown(f"attribute {attr!r} of an unknown value", symbol=attr)
+
+
+def class_attribute(
+    evaluator: Evaluator, cls: ClassInfo, attr: str, frame: Frame, bound: Value | None
+) -> Value:
+    for klass in evaluator.mro(cls, frame):
+        if attr in klass.methods:
+            method = klass.methods[attr]
+            if method.kind == "staticmethod":
+                return FunctionV(method)
+            if method.kind == "classmethod":
+                return FunctionV(method, bound=ClassV(cls) if not isinstance(bound, InstanceV) else bound)
+            return FunctionV(method, bound=bound if isinstance(bound, InstanceV) else None)
+        candidates = klass.scope.lookup(attr, None)
+        if candidates:
+            top = Frame(klass.module, klass.scope, klass.segment, None, {}, frame.call_depth)
+            value = evaluator.bindings_value(candidates, klass.scope, top)
+            if evaluator.is_enum(klass, frame) and not isinstance(value, FunctionV):
+                return InstanceV(klass, (("value", value), ("name", Const(attr))))
+            return value
+    return Unknown(f"{cls.name}.{attr} not found", symbol=f"{cls.name}.{attr}")
+
+
+def instance_attribute(evaluator: Evaluator, instance: InstanceV, attr: str, frame: Frame) -> Value:
+    """`evaluator.x = ...` in `__init__`/`__post_init__`/`setup` first (a plain class's constructor
+    parameters are not its attributes; a dataclass's `__post_init__` may overwrite a field),
+    then the fields the instance was built with, then class attributes."""
+    for klass in evaluator.mro(instance.cls, frame):
+        assignments = klass.self_assignments.get(attr)
+        if assignments:
+            values = [
+                _self_assignment(evaluator, instance, method, stmt, frame) for method, stmt in assignments
+            ]
+            return evaluator.choice(values)
+    bound = instance.field_value(attr)
+    if bound is not None:
+        return bound
+    value = evaluator.class_attribute(instance.cls, attr, frame, bound=instance)
+    if isinstance(value, FunctionV) and value.func.kind == "property":
+        return evaluator.call(value, [], {}, None, frame)
+    if isinstance(value, Unknown):
+        return (
+            evaluator.library.attribute(evaluator, instance, attr, instance.call or EMPTY_CALL, frame)
+            or value
+        )
+    return value
+
+
+def _self_assignment(
+    evaluator: Evaluator, instance: InstanceV, method: FunctionInfo, stmt: ast.stmt, frame: Frame
+) -> Value:
+    if frame.call_depth >= evaluator.limits.call_depth:
+        return Unknown("calls nested too deeply")
+    locals_ = evaluator.bind_arguments(method, [], dict(instance.fields), instance, frame)
+    inner = Frame(
+        method.module,
+        method.scope,
+        method.segment,
+        method.scope.order_of.get(id(stmt)),
+        locals_,
+        frame.call_depth + 1,
+    )
+    value_node = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+    if value_node is None and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        value_node = stmt.value.args[2]
+    if value_node is None:
+        return Unknown("attribute without a value")
+    return evaluator.eval(value_node, inner)
+
+
+def mro(evaluator: Evaluator, cls: ClassInfo, frame: Frame) -> list[ClassInfo]:
+    """The class and its workspace base classes, depth first (enough for configs and modules)."""
+    order: list[ClassInfo] = []
+    stack = [cls]
+    while stack and len(order) < 32:
+        klass = stack.pop(0)
+        if klass in order:
+            continue
+        order.append(klass)
+        for base in klass.node.bases:
+            base_frame = Frame(klass.module, klass.parent, klass.segment, None, {}, frame.call_depth)
+            value = evaluator.eval(base, base_frame)
+            if isinstance(value, ClassV):
+                stack.append(value.cls)
+    return order
+
+
+def base_qualnames(evaluator: Evaluator, cls: ClassInfo, frame: Frame) -> set[str]:
+    """Library classes a workspace class derives from (e.g. `flax.nnx.Module`, `enum.Enum`)."""
+    found: set[str] = set()
+    for klass in evaluator.mro(cls, frame):
+        for base in klass.node.bases:
+            base_frame = Frame(klass.module, klass.parent, klass.segment, None, {}, frame.call_depth)
+            value = evaluator.eval(base, base_frame)
+            if isinstance(value, Ref):
+                found.add(value.qualname)
+    return found
+
+
+def is_enum(evaluator: Evaluator, cls: ClassInfo, frame: Frame) -> bool:
+    return any(q.startswith("enum.") for q in evaluator.base_qualnames(cls, frame))
+
+
+def instantiate(
+    evaluator: Evaluator,
+    cls: ClassInfo,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    node: ast.Call | None,
+    frame: Frame,
+) -> Value:
+    bases = evaluator.base_qualnames(cls, frame)
+    library = evaluator.library.instantiate(evaluator, cls, args, kwargs, node, frame)
+    if library is not None:
+        return library
+    init = next((k.methods["__init__"] for k in evaluator.mro(cls, frame) if "__init__" in k.methods), None)
+    if init is not None and not _is_generated_init(cls, frame, bases):
+        # `evaluator` takes no argument; the instance's fields are the other parameters.
+        fields = evaluator.bind_arguments(init, args, kwargs, Unknown("evaluator"), frame)
+        fields.pop(init.params[0].arg if init.params else "evaluator", None)
+        return InstanceV(cls, tuple(fields.items()), node)
+    names = [n for klass in reversed(evaluator.mro(cls, frame)) for n in klass.field_names]
+    fields_map: dict[str, Value] = dict(zip(dict.fromkeys(names), args))
+    fields_map.update(kwargs)
+    return InstanceV(cls, tuple(fields_map.items()), node)
+
+
+def _is_generated_init(cls: ClassInfo, frame: Frame, bases: set[str]) -> bool:
+    decorated = any(d.rsplit(".", 1)[-1] in ("dataclass", "define", "frozen") for d in cls.decorators)
+    return decorated or any(b.endswith(("NamedTuple", "PyTreeNode", "struct.PyTreeNode")) for b in bases)
+
+
+EXPRESSIONS: ExpressionHandlers = {
+    ast.Attribute: _eval_Attribute,
+}
+"""The expressions this module evaluates (`Evaluator.eval` dispatches on the node's type)."""

@@ -1,0 +1,329 @@
+"""Numbers, strings and the operators on them: literals, arithmetic, comparisons, `and`/`or`, and
+operators on arrays (elementwise, with the sharded type when it is known). Every number is
+bounded, and a result keeps the assumptions behind its operands."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import operator
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.shapes import array_operation
+from shardls.analysis.sharded.operations import typed_binop
+from shardls.analysis.values import (
+    ArrayV,
+    Choice,
+    Const,
+    DictV,
+    MeshV,
+    Origin,
+    Ref,
+    Seq,
+    SetV,
+    ShardingV,
+    SpecV,
+    Unknown,
+    Value,
+    as_int,
+    assumption_of,
+    options,
+)
+from shardls.core import parse_dtype
+
+if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import ExpressionHandlers
+    from shardls.analysis.evaluator import Evaluator
+
+
+_BINOPS: dict[type[ast.operator], Callable[[object, object], object]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+}
+
+
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], object]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+
+
+_BOOL = parse_dtype("bool")
+
+
+def bounded(evaluator: Evaluator, value: object, node: ast.AST, frame: Frame, what: str = "literal") -> Value:
+    """Wrap a Python value, refusing the ones too large to be a shape (or to keep in memory)."""
+    if what == "computed":
+        what = _expression_text(node)
+    if isinstance(value, bool) or value is None or isinstance(value, float | complex | bytes):
+        return Const(value, origin=frame.origin(what, node))
+    if isinstance(value, int):
+        if value.bit_length() > evaluator.limits.int_bits:
+            return Unknown("integer too large")
+        return Const(value, origin=frame.origin(what, node))
+    if isinstance(value, str):
+        if len(value) > evaluator.limits.string:
+            return Unknown("string too long")
+        return Const(value, origin=frame.origin(what, node))
+    return Unknown(f"{type(value).__name__} value")
+
+
+def _eval_Constant(evaluator: Evaluator, node: ast.Constant, frame: Frame) -> Value:
+    if node.value is Ellipsis:
+        return Ref("builtins.Ellipsis")
+    return evaluator.bounded(node.value, node, frame)
+
+
+def _eval_JoinedStr(evaluator: Evaluator, node: ast.JoinedStr, frame: Frame) -> Value:
+    parts: list[str] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            parts.append(value.value)
+            continue
+        inner = evaluator.eval(value.value, frame) if isinstance(value, ast.FormattedValue) else Unknown("")
+        if not isinstance(inner, Const):
+            return Unknown("formatted string with unknown parts")
+        parts.append(str(inner.value))
+    return evaluator.bounded("".join(parts), node, frame, "computed")
+
+
+def _eval_BinOp(evaluator: Evaluator, node: ast.BinOp, frame: Frame) -> Value:
+    left = evaluator.eval(node.left, frame)
+    right = evaluator.eval(node.right, frame)
+    return evaluator.binop(type(node.op), left, right, node, frame)
+
+
+def _eval_UnaryOp(evaluator: Evaluator, node: ast.UnaryOp, frame: Frame) -> Value:
+    operand = evaluator.eval(node.operand, frame)
+    return map_options(evaluator, operand, lambda v: _unary(evaluator, node, v, frame))
+
+
+def _unary(evaluator: Evaluator, node: ast.UnaryOp, value: Value, frame: Frame) -> Value:
+    if isinstance(value, ArrayV) and not isinstance(node.op, ast.Not):
+        return value  # elementwise: the same shape, dtype and sharding
+    if not isinstance(value, Const):
+        return Unknown("operand unknown", symbol=_symbol(value, "-"))
+    try:
+        if isinstance(node.op, ast.USub):
+            result: object = -value.value  # type: ignore[operator]
+        elif isinstance(node.op, ast.UAdd):
+            result = +value.value  # type: ignore[operator]
+        elif isinstance(node.op, ast.Not):
+            result = not value.value
+        else:
+            result = ~value.value  # type: ignore[operator]
+    except Exception:
+        return Unknown("invalid operand")
+    return assuming(evaluator.bounded(result, node, frame, "computed"), value)
+
+
+def _eval_BoolOp(evaluator: Evaluator, node: ast.BoolOp, frame: Frame) -> Value:
+    is_and = isinstance(node.op, ast.And)
+    result: Value = Unknown("empty")
+    for value_node in node.values:
+        result = evaluator.eval(value_node, frame)
+        truth = truthiness(result)
+        if truth is None:
+            return Unknown("condition unknown")
+        if truth is not is_and:
+            return result
+    return result
+
+
+def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Value:
+    left = evaluator.eval(node.left, frame)
+    if len(node.ops) == 1 and not isinstance(node.ops[0], (ast.In, ast.NotIn, ast.Is, ast.IsNot)):
+        compared = _array_comparison(evaluator, node, left, frame)
+        if compared is not None:
+            return compared
+    operands = [left]
+    for op, comparator in zip(node.ops, node.comparators):
+        right = evaluator.eval(comparator, frame)
+        operands.append(right)
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if not isinstance(right, (Seq, SetV, DictV)) or not isinstance(left, Const):
+                return Unknown("membership unknown")
+            members = right.keys if isinstance(right, DictV) else right.items
+            if not all(isinstance(m, Const) for m in members):
+                return Unknown("membership unknown")
+            found = any(left.value == m.value for m in members)  # type: ignore[attr-defined]
+            outcome = found if isinstance(op, ast.In) else not found
+        elif isinstance(left, Const) and isinstance(right, Const):
+            try:
+                outcome = bool(_COMPARE[type(op)](left.value, right.value))
+            except Exception:
+                return Unknown("comparison failed")
+        elif isinstance(op, (ast.Is, ast.IsNot)) and _never_none(left, right):
+            outcome = isinstance(op, ast.IsNot)  # `spec is not None` on a spec
+        else:
+            return Unknown("comparison unknown")
+        if not outcome:
+            return assuming(Const(False), *operands)
+        left = right
+    return assuming(Const(True), *operands)
+
+
+def _array_comparison(evaluator: Evaluator, node: ast.Compare, left: Value, frame: Frame) -> Value | None:
+    """`x > 0` on arrays: a boolean array of the broadcast shape (typed when `x`'s type is)."""
+    right = evaluator.eval(node.comparators[0], frame)
+    if not isinstance(left, ArrayV) and not isinstance(right, ArrayV):
+        return None
+    shaped = array_operation(ast.Add, left, right)
+    base = replace(shaped, dtype=_BOOL) if isinstance(shaped, ArrayV) else shaped
+    return typed_binop(evaluator, type(node.ops[0]), left, right, node, frame, base) or base
+
+
+def binop(
+    evaluator: Evaluator, op: type[ast.operator], left: Value, right: Value, node: ast.AST, frame: Frame
+) -> Value:
+    if isinstance(left, Choice) or isinstance(right, Choice):
+        with evaluator.branches():
+            results = [
+                evaluator.binop(op, a, b, node, frame)
+                for a, b in itertools.product(options(left), options(right))
+            ]
+        return evaluator.choice(results)
+    if isinstance(left, Seq) and isinstance(right, Seq) and op is ast.Add:
+        if len(left.items) + len(right.items) > evaluator.limits.collection:
+            return Unknown("collection too large")
+        return Seq(left.items + right.items, left.is_list)
+    if op is ast.Mult and (isinstance(left, Seq) or isinstance(right, Seq)):
+        seq, count = (left, as_int(right)) if isinstance(left, Seq) else (right, as_int(left))
+        assert isinstance(seq, Seq)
+        if count is None:
+            return Unknown("repetition count unknown")
+        if len(seq.items) * max(count, 0) > evaluator.limits.collection:
+            return Unknown("collection too large")
+        return Seq(seq.items * count, seq.is_list)
+    if isinstance(left, Const) and isinstance(right, Const):
+        return assuming(_arith(evaluator, op, left.value, right.value, node, frame), left, right)
+    array = array_operation(op, left, right)
+    if array is not None:
+        return typed_binop(evaluator, op, left, right, node, frame, array) or array
+    symbol = _binop_symbol(op, left, right)
+    return Unknown("arithmetic on unknown values", symbol=symbol)
+
+
+def _arith(
+    evaluator: Evaluator, op: type[ast.operator], a: object, b: object, node: ast.AST, frame: Frame
+) -> Value:
+    limit = evaluator.limits.int_bits
+    if isinstance(a, str | bytes) or isinstance(b, str | bytes):
+        if op is ast.Mult:
+            count = b if isinstance(b, int) else a
+            text = a if isinstance(a, str | bytes) else b
+            if not isinstance(count, int) or not isinstance(text, str | bytes):
+                return Unknown("invalid operands")
+            if len(text) * max(count, 0) > evaluator.limits.string:
+                return Unknown("string too long")
+        elif op is ast.Mod:
+            return Unknown("string formatting")
+    elif isinstance(a, int) and isinstance(b, int):
+        if op is ast.Pow:
+            if b < 0 or (abs(a) > 1 and b * max(a.bit_length(), 1) > limit):
+                return Unknown("integer too large") if b >= 0 else _float_pow(evaluator, a, b, node, frame)
+        elif op is ast.LShift and b > limit:
+            return Unknown("integer too large")
+    function = _BINOPS.get(op)
+    if function is None:
+        return Unknown("operator not modelled")
+    try:
+        result = function(a, b)
+    except Exception:
+        return Unknown("arithmetic error")
+    return evaluator.bounded(result, node, frame, "computed")
+
+
+def _float_pow(evaluator: Evaluator, a: int, b: int, node: ast.AST, frame: Frame) -> Value:
+    try:
+        return evaluator.bounded(float(a) ** b, node, frame, "computed")
+    except Exception:
+        return Unknown("arithmetic error")
+
+
+def assuming(result: Value, *operands: Value) -> Value:
+    """`result` computed from `operands`, keeping the first assumption behind them (a size derived
+    from the default device count is as assumed as the count itself)."""
+    assumption = assumption_of(*operands)
+    if assumption is None or not isinstance(result, Const):
+        return result
+    origin = result.origin or Origin("computed")
+    return replace(result, origin=replace(origin, assumption=assumption))
+
+
+_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, Seq, DictV, SetV)
+"""Values that are known objects, so `value is None` is decided (False)."""
+
+
+def _never_none(left: Value, right: Value) -> bool:
+    """`x is None` / `x is not None` where one side is None and the other a known object."""
+    return any(
+        isinstance(a, Const) and a.value is None and isinstance(b, _NEVER_NONE)
+        for a, b in ((left, right), (right, left))
+    )
+
+
+def _symbol(value: Value, suffix: str) -> str | None:
+    if isinstance(value, Unknown) and value.symbol:
+        return value.symbol
+    return None
+
+
+def _binop_symbol(op: type[ast.operator], left: Value, right: Value) -> str | None:
+    symbols = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%", ast.Div: "/"}
+    sign = symbols.get(op)
+    if sign is None:
+        return None
+
+    def text(value: Value) -> str | None:
+        if isinstance(value, Const) and isinstance(value.value, int):
+            return str(value.value)
+        if isinstance(value, Unknown) and value.symbol:
+            return value.symbol if value.symbol.isidentifier() else f"({value.symbol})"
+        return None
+
+    a, b = text(left), text(right)
+    return f"{a}{sign}{b}" if a is not None and b is not None else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression_text(node: ast.AST) -> str:
+    """How provenance names a computed value (cached per node: a loop or a comprehension
+    computes the same expression thousands of times, and `ast.unparse` is costly)."""
+    try:
+        text = ast.unparse(node)
+    except Exception:
+        return "computed"
+    return f"`{text}`" if len(text) <= 48 else "computed"
+
+
+EXPRESSIONS: ExpressionHandlers = {
+    ast.Constant: _eval_Constant,
+    ast.JoinedStr: _eval_JoinedStr,
+    ast.BinOp: _eval_BinOp,
+    ast.UnaryOp: _eval_UnaryOp,
+    ast.BoolOp: _eval_BoolOp,
+    ast.Compare: _eval_Compare,
+}
+"""The expressions this module evaluates (`Evaluator.eval` dispatches on the node's type)."""
