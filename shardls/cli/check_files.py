@@ -33,6 +33,7 @@ from shardls.files import (
     read_workspace_file,
     source_lines,
 )
+from shardls.frames import in_roomy_frame
 from shardls.notebook import Notebook, NotebookError, read_notebook
 
 if TYPE_CHECKING:
@@ -119,7 +120,14 @@ def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
 
     A job whose result is in the persistent cache (`check_cache`) is not analysed; the others
     are, and store their results. With the cache in use, no analysis is kept in memory between
-    calls, so that each one notes everything it reads."""
+    calls, so that each one notes everything it reads.
+
+    Everything runs below one roomy frame (`in_roomy_frame`), which workers forked meanwhile
+    inherit: the analysis's recursion never maps and unmaps frame memory."""
+    return in_roomy_frame(_check_files, jobs)
+
+
+def _check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
     check_cache.new_run()
     if any(job.cached for job in jobs):
         forget_analyses()
