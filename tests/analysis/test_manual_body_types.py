@@ -16,29 +16,18 @@ or on the collective in the body that JAX refuses), and no error anywhere else.
 
 from __future__ import annotations
 
-import collections
 import math
 import random
-import sys
 from pathlib import Path
 
+from body_types_support import MESHES, disagreements, elementwise, header, next_kind, p_text, random_spec
+
 from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.facts import SiteKind
 from shardls.core import Severity
 from shardls.render.site_text import describe_site
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from core_support import fake_devices_env, run_under_jax
-
 SEED = 20261202
 N_PROGRAMS = 90
-MESHES = [
-    ((2,), ("X",)),
-    ((4,), ("X",)),
-    ((2, 2), ("X", "Y")),
-    ((2, 4), ("X", "Y")),
-    ((2, 2, 2), ("X", "Y", "Z")),
-]
 FORMS = ("call", "bound", "decorator", "partial", "jit", "vmap")
 
 HEADER = """\
@@ -54,17 +43,6 @@ seen = []
 """
 
 
-def _p(entries: list[object]) -> str:
-    parts = ["None" if e is None else repr(e) for e in entries]
-    return f"P({', '.join(parts)})"
-
-
-def _random_spec(rng: random.Random, names: list[str], rank: int) -> list[object]:
-    free = list(names)
-    rng.shuffle(free)
-    return [free.pop() if free and rng.random() < 0.6 else None for _ in range(rank)]
-
-
 def _axes(rng: random.Random, manual: list[str]) -> str:
     picked = rng.sample(manual, rng.randint(1, len(manual)))
     return repr(picked[0]) if len(picked) == 1 else repr(tuple(picked))
@@ -75,22 +53,13 @@ def _body(rng: random.Random, manual: list[str], vmapped: bool) -> tuple[list[st
     lines = ["def body(a):"]
     previous, rank, same_shape = "a", 1 if vmapped else 2, True
     for i in range(rng.randint(1, 4)):
-        kinds = ["scale", "tanh", "sum"] + (
-            [] if vmapped else ["psum", "pmax", "pmean", "ppermute", "gather", "index"]
+        kind = next_kind(
+            rng, same_shape, rank, [] if vmapped else ["psum", "pmax", "pmean", "ppermute", "gather", "index"]
         )
-        if same_shape:
-            kinds.append("add")
-        kind = rng.choice(kinds)
-        if kind == "sum" and rank == 0:
-            kind = "scale"
-        if kind == "scale":
-            value = f"{previous} * 2"
-        elif kind == "tanh":
-            value = f"jnp.tanh({previous})"
-        elif kind == "add":
-            value = f"{previous} + a"
-        elif kind == "sum":
-            value, rank, same_shape = f"{previous}.sum(axis=-1)", rank - 1, False
+        step = elementwise(kind, previous, rank)
+        if step is not None:
+            value, rank, kept = step
+            same_shape = same_shape and kept
         elif kind == "ppermute":
             axis = rng.choice(manual)
             value = f"jax.lax.ppermute({previous}, {axis!r}, [(0, 1), (1, 0)])"
@@ -119,20 +88,18 @@ def random_program(rng: random.Random) -> tuple[int, str]:
     names = list(names_tuple)
     form = rng.choice(FORMS)
     shape = (8, 16)
-    spec = _random_spec(rng, names, 2)
-    header = HEADER.format(
-        devices=math.prod(sizes), sizes=sizes, names=names_tuple, rank=len(sizes), shape=shape, spec=_p(spec)
-    )
+    spec = random_spec(rng, names, 2)
+    opening = header(HEADER, sizes, names_tuple, shape, spec)
     if form == "vmap":
-        return math.prod(sizes), header + _vmap_program(rng, names, spec)
+        return math.prod(sizes), opening + _vmap_program(rng, names, spec)
     partial_manual = len(names) > 1 and rng.random() < 0.25
     manual = rng.sample(names, rng.randint(1, len(names) - 1)) if partial_manual else names
     in_spec = (
-        [e if e in manual else None for e in spec] if rng.random() < 0.85 else _random_spec(rng, manual, 2)
+        [e if e in manual else None for e in spec] if rng.random() < 0.85 else random_spec(rng, manual, 2)
     )
     body, rank = _body(rng, manual, False)
-    out_spec = _random_spec(rng, manual, rank) if rng.random() < 0.5 else _covering(in_spec, rank, manual)
-    options = f"mesh=mesh, in_specs={_p(in_spec)}, out_specs={_p(out_spec)}"
+    out_spec = random_spec(rng, manual, rank) if rng.random() < 0.5 else _covering(in_spec, rank, manual)
+    options = f"mesh=mesh, in_specs={p_text(in_spec)}, out_specs={p_text(out_spec)}"
     if partial_manual:
         options += f", axis_names={set(manual)!r}"
     lines = ["", ""]
@@ -148,7 +115,7 @@ def random_program(rng: random.Random) -> tuple[int, str]:
         lines += [*body, "", "", f"v0 = jax.shard_map(body, {options})(x)"]
     statements = sum(1 for line in body if line.startswith("    b"))
     lines += [f"v{i + 1} = seen[{i}]" for i in range(statements)]
-    return math.prod(sizes), header + "\n".join(lines) + "\n"
+    return math.prod(sizes), opening + "\n".join(lines) + "\n"
 
 
 def _covering(in_spec: list[object], rank: int, manual: list[str]) -> list[object]:
@@ -180,68 +147,11 @@ def _vmap_program(rng: random.Random, names: list[str], spec: list[object]) -> s
     return "\n".join(lines) + "\n"
 
 
-def _jax(programs: list[str], devices: int) -> list[list[list[str]]]:
-    outcomes: list[list[list[str]]] = run_under_jax(programs, fake_devices_env(devices))
-    return outcomes
-
-
-def _ours(analyzer: Analyzer, path: str, source: str) -> tuple[dict[int, set[str]], list[tuple[int, str]]]:
-    """The hover types by line of each body statement's target and of `v0`, and the errors."""
-    analysis = analyzer.analyze(path, source)
-    lines = source.splitlines()
-    types: dict[int, set[str]] = collections.defaultdict(set)
-    for site in analysis.names:
-        if site.kind is not SiteKind.ARRAY_NAME or site.jax_type is None:
-            continue
-        text = lines[site.span.line]
-        if (site.span.column == 4 and text.startswith("    b")) or (
-            site.span.column == 0 and text.startswith("v0 ")
-        ):
-            types[site.span.line].add(site.jax_type)
-    errors = [
-        (d.span.line, str(d.data.get("jax_error", d.code)))
-        for d in analysis.diagnostics
-        if d.severity is Severity.ERROR
-    ]
-    return types, errors
-
-
-def _judge(
-    source: str, theirs: list[list[str]], types: dict[int, set[str]], errors: list[tuple[int, str]]
-) -> str | None:
-    lines = source.splitlines()
-    call = next(i for i, line in enumerate(lines) if line.startswith("v0 "))
-    body_lines = [i for i, line in enumerate(lines) if line.startswith("    b")]
-    if theirs[0][0] != "ok":
-        if not any(kind == theirs[0][0] for _, kind in errors):
-            return f"JAX raises {theirs[0]}, shardls reports {errors}"
-        return None
-    if errors:
-        return f"JAX accepts it, shardls reports {errors}"
-    expected = {call: theirs[0][1], **{line: o[1] for line, o in zip(body_lines, theirs[1:], strict=True)}}
-    for line, jax_type in expected.items():
-        if types.get(line) != {jax_type}:
-            return f"line {line + 1}: shardls {sorted(types.get(line, ()))}, jax {jax_type}"
-    return None
-
-
 def test_body_types_agree_with_jax(tmp_path: Path) -> None:
     rng = random.Random(SEED)
-    by_devices: dict[int, list[str]] = collections.defaultdict(list)
-    for _ in range(N_PROGRAMS):
-        devices, source = random_program(rng)
-        by_devices[devices].append(source)
-    analyzer = Analyzer()
-    disagreements: list[str] = []
-    outcomes: collections.Counter[str] = collections.Counter()
-    for devices, sources in sorted(by_devices.items()):
-        for index, (source, theirs) in enumerate(zip(sources, _jax(sources, devices), strict=True)):
-            outcomes[theirs[0][0]] += 1
-            types, errors = _ours(analyzer, str(tmp_path / f"p{devices}_{index}.py"), source)
-            verdict = _judge(source, theirs, types, errors)
-            if verdict is not None:
-                disagreements.append(f"{source}{verdict}")
-    assert not disagreements, f"{len(disagreements)} disagreements, e.g.\n" + "\n\n".join(disagreements[:6])
+    programs = [random_program(rng) for _ in range(N_PROGRAMS)]
+    found, outcomes = disagreements(programs, tmp_path, lambda outcome: True)
+    assert not found, f"{len(found)} disagreements, e.g.\n" + "\n\n".join(found[:6])
     assert outcomes["ok"] >= N_PROGRAMS // 3, outcomes
     assert outcomes["ValueError"] >= N_PROGRAMS // 10, outcomes
 

@@ -20,6 +20,7 @@ from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.logical import linen_translate, read_rules
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sharded.layers import METHODS, LayerV, layer_call
+from shardls.analysis.sharded.nnx_vmapped import nnx_vmapped_call
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
@@ -101,6 +102,10 @@ class VmapV(Value):
     length: Value | None = None
     """`nnx.scan(length=n)`: the number of iterations, when no scanned argument gives it."""
     name: str = "nnx.vmap"
+    func: Value | None = None
+    """The function `nnx.vmap(f, ...)` maps; None for the decorator factory `nnx.vmap(...)`."""
+    options: tuple[tuple[str, Value], ...] = ()
+    """The other keyword arguments (`spmd_axis_name`, `axis_size`, `graph`, ...)."""
 
 
 @dataclass(frozen=True)
@@ -235,9 +240,12 @@ def _assuming(size: Value, assumption: str) -> Value:
 
 
 @calls("functools.partial")
-def _partial_initializer(call: CallArgs) -> Value | None:
-    """Only `partial(initializer, out_sharding=...)`; other partials stay unknown here."""
+def _partial(call: CallArgs) -> Value | None:
+    """`partial(initializer, out_sharding=...)`, and `partial(nnx.vmap, ...)` (which is what
+    Flax's `nnx.vmap(...)` itself returns); other partials stay unknown here."""
     initializer = call.args[0] if call.args else None
+    if isinstance(initializer, Ref) and initializer.qualname == "flax.nnx.vmap" and len(call.args) == 1:
+        return _vmap(replace(call, args=[]))
     sharding = call.kwargs.get("out_sharding")
     if not (isinstance(initializer, Ref) and initializer.qualname in _INITIALIZERS) or sharding is None:
         return None
@@ -302,6 +310,9 @@ def _partition_name(
 # -- transforms --------------------------------------------------------------------------------
 
 
+_VMAP_AXES = ("in_axes", "out_axes", "transform_metadata")
+
+
 @calls("flax.nnx.vmap")
 def _vmap(call: CallArgs) -> Value | None:
     return VmapV(
@@ -309,8 +320,21 @@ def _vmap(call: CallArgs) -> Value | None:
         call.get(None, "out_axes") or Const(0),
         call.get(None, "transform_metadata"),
         call.frame.span(call.node),
+        func=call.get(0, "f"),
+        options=tuple((k, v) for k, v in call.kwargs.items() if k not in _VMAP_AXES),
         origin=call.frame.origin("nnx.vmap", call.node),
     )
+
+
+@methods(VmapV, "__call__")
+def _call_vmap(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`nnx.vmap(f, ...)(x)` over arrays (sharded/nnx_vmapped.py), and the decorator factory
+    `nnx.vmap(in_axes=...)` applied to its function."""
+    vmap = method.base
+    assert isinstance(vmap, VmapV)
+    if vmap.func is None:
+        return replace(vmap, func=call.args[0]) if len(call.args) == 1 and not call.kwargs else None
+    return nnx_vmapped_call(call, vmap)
 
 
 _CARRY = "flax.nnx.Carry"
@@ -338,6 +362,11 @@ _BARE_TRANSFORMS = {
     "flax.nnx.scan": VmapV(_SCAN_AXES, _SCAN_AXES, None, name="nnx.scan"),
 }
 """`@nnx.vmap` / `@nnx.scan` written without a call: the transforms with their defaults."""
+
+
+def bare_transform(written: Value) -> Value:
+    """A decorator's value, with `nnx.vmap` / `nnx.scan` written bare read as the transform."""
+    return _BARE_TRANSFORMS.get(written.qualname, written) if isinstance(written, Ref) else written
 
 
 @calls("flax.nnx.split_rngs")
@@ -369,7 +398,7 @@ def stacked_context(
     levels: list[StackLevel] = []
     splits: Value | None = None
     for written in transforms:
-        transform = _BARE_TRANSFORMS.get(written.qualname, written) if isinstance(written, Ref) else written
+        transform = bare_transform(written)
         if isinstance(transform, SplitRngsV):
             splits = _leading(ArrayV(shape_of(transform.splits)))
         elif isinstance(transform, VmapV):

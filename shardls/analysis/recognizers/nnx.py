@@ -23,14 +23,24 @@ from shardls.analysis.evaluator import Frame, truthiness
 from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
-from shardls.analysis.library.nnx import ShardedInitializerV, StackV, is_none, stacked_context, with_spans
+from shardls.analysis.library.nnx import (
+    ShardedInitializerV,
+    StackV,
+    VmapV,
+    is_none,
+    stacked_context,
+    with_spans,
+)
 from shardls.analysis.logical import Rules, Translation, nnx_translate, read_rules
+from shardls.analysis.recognizers.wrapped import Application, call_sites
 from shardls.analysis.scopes import FunctionInfo
+from shardls.analysis.sharded.nnx_vmapped import NNX_VMAP_API, body_locals, decorator_vmap, of_nnx
 from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import (
     ArrayV,
     Const,
     DictV,
+    FunctionV,
     InitializerV,
     MeshV,
     Seq,
@@ -897,11 +907,13 @@ def _vmapped_body(
     Such functions are often defined inside `__init__` (the flax guide's `create_block`), so the
     enclosing call's arguments they read (`dim`) are passed on as well."""
     found: list[tuple[dict[str, Value], Context]] = []
-    if any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
+    vmap = decorator_vmap(walker.evaluator, info, frame)
+    if vmap is not None or any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
         plain = walker.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
         for locals_, caller in plain:
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
-            found.append((locals_, replace(caller, stacked=stacked)))
+            body = body_locals(walker.evaluator, info, vmap, locals_) if vmap is not None else locals_
+            found.append((body, replace(caller, stacked=stacked)))
     for transform in _STACKING:
         if info.name in first_arguments(walker.module, transform):
             found += _wrapped_calls(walker, transform, info, frame, depth)
@@ -921,11 +933,27 @@ def _wrapped_calls(
         function = evaluator.evaluate(wrapped, visit.frame)
         if not any(getattr(getattr(o, "func", None), "node", None) is info.node for o in options(function)):
             continue
-        outer = next(
-            (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is visit.call), None
-        )
-        args, kwargs = walker.evaluator.call_arguments(outer, visit.frame) if outer is not None else ([], {})
-        locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
-        stacked = stacked_context(evaluator, info, defined, locals_, visit.context.stacked, wrapper)
         where = f"nnx.{transform}({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
-        yield locals_, replace(visit.context, call_site=where, stacked=stacked)
+        vmap = of_nnx(wrapper) if isinstance(wrapper, VmapV) else None
+        for args, kwargs in _arguments(walker, visit, info, depth, vmap is not None):
+            locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            stacked = stacked_context(evaluator, info, defined, locals_, visit.context.stacked, wrapper)
+            body = body_locals(evaluator, info, vmap, locals_) if vmap is not None else locals_
+            yield body, replace(visit.context, call_site=where, stacked=stacked)
+
+
+def _arguments(
+    walker: Walker, visit: Visit, info: FunctionInfo, depth: int, vmap: bool
+) -> list[tuple[list[Value], dict[str, Value]]]:
+    """The arguments the transformed function is called with: at the transform's own call
+    (`nnx.scan(f, ...)(x)`), or for an `nnx.vmap` wherever its result is called, as for
+    `jax.vmap` (`nnx.vmap(f)(x)`, `g(x)` after `g = nnx.vmap(f)`, `jax.jit(nnx.vmap(f))(x)`);
+    no argument when none is visible (the layers it creates are still stacked)."""
+    if vmap:
+        application = Application(NNX_VMAP_API, visit, {}, {}, FunctionV(info), None)
+        found = [(site.args, site.kwargs) for site in call_sites(walker, application, depth)]
+        return found or [([], {})]
+    outer = next(
+        (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is visit.call), None
+    )
+    return [walker.evaluator.call_arguments(outer, visit.frame) if outer is not None else ([], {})]

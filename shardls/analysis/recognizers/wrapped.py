@@ -18,6 +18,7 @@ from typing import NamedTuple
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, Span
 from shardls.analysis.library import CallArgs
+from shardls.analysis.library.nnx import VmapV
 from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
@@ -45,7 +46,8 @@ class Application:
     """One application of a wrapper, with its arguments by JAX's parameter names."""
 
     api: str
-    """`jax.jit`, `jax.shard_map` or `jax.experimental.shard_map.shard_map`."""
+    """`jax.jit`, `jax.shard_map`, `jax.experimental.shard_map.shard_map`, `jax.vmap`, or
+    `flax.nnx.vmap` (whose calls recognizers/nnx.py finds with `call_sites`)."""
     visit: Visit
     """The wrapper call (or the `partial(...)` call) and where it runs."""
     arguments: Mapping[str, Value]
@@ -112,11 +114,14 @@ class Application:
         return None
 
     def is_wrapper(self, value: Value) -> bool:
-        """Whether a called value is this application's result, possibly wrapped again by jit."""
+        """Whether a called value is this application's result, possibly wrapped again by jit
+        (`nnx.vmap(f, ...)` is a VmapV made at the application's call)."""
         while isinstance(value, BoundMethod) and isinstance(value.base, TransformedV):
             if value.base.node is self.visit.call:
                 return True
             value = value.base.func
+        if isinstance(value, VmapV):
+            return value.span is not None and value.span == self.visit.frame.span(self.visit.call)
         return (
             isinstance(value, FunctionV)
             and self.definition is not None

@@ -11,7 +11,9 @@ means no type.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import apply, typed, with_type
@@ -30,6 +32,7 @@ from shardls.core.typing import ShapeError, ShardedType, TypeRejected
 from shardls.core.typing.vmap import Mapping, batched, element, mapping
 
 if TYPE_CHECKING:
+    from shardls.analysis.evaluator import Evaluator, Frame
     from shardls.analysis.library import CallArgs
 
 VMAP = "jax.vmap"
@@ -100,7 +103,7 @@ def elements(args: Sequence[Value], in_axes: Sequence[int | None]) -> list[Value
     found: list[Value] = []
     for arg, axis in zip(args, in_axes, strict=True):
         t = typed(arg)
-        if axis is None:
+        if axis is None or is_empty(arg):
             found.append(arg)
         elif t is None:
             found.append(Unknown("an element of a vmapped argument"))
@@ -117,53 +120,84 @@ def elements(args: Sequence[Value], in_axes: Sequence[int | None]) -> list[Value
 
 def vmapped_call(call: CallArgs, wrapped: TransformedV) -> Value | None:
     """The value of `jax.vmap(f, ...)(args)` when every mapped argument's type is known."""
-    arguments = dict(wrapped.arguments)
-    in_axes = in_axes_of(arguments.get("in_axes"), len(call.args))
+    if call.kwargs:
+        return None
+    evaluator, frame, node = call.evaluator, call.frame, call.node
+    return mapped_result(
+        Where(evaluator, frame, node),
+        dict(wrapped.arguments),
+        call.args,
+        lambda elements: evaluator.call(wrapped.func, elements, {}, node, frame),
+    )
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a vmapped call is evaluated: its refusals and its result's type are recorded there."""
+
+    evaluator: Evaluator
+    frame: Frame
+    node: ast.Call
+
+
+def mapped_result(
+    where: Where, arguments: dict[str, Value], args: Sequence[Value], run: Callable[[list[Value]], Value]
+) -> Value | None:
+    """The value of a vmap with these options (`in_axes`, `out_axes`, `spmd_axis_name` by JAX's
+    names) applied to the positional `args`, the body traced by `run` on their elements; None
+    when it cannot be typed. `jax.vmap` and `nnx.vmap` (which resolves its arguments first,
+    sharded/nnx_vmapped.py) share it."""
+    in_axes = in_axes_of(arguments.get("in_axes"), len(args))
     out_axis = as_int(arguments["out_axes"]) if "out_axes" in arguments else 0
     spmd = spmd_axis_name_of(arguments.get("spmd_axis_name"))
-    if in_axes is None or out_axis is None or isinstance(spmd, Unknown) or call.kwargs:
+    if in_axes is None or out_axis is None or isinstance(spmd, Unknown):
         return None
     if "axis_size" in arguments or not any(a is not None for a in in_axes):
         return None
     pairs: list[tuple[ShardedType, int | None]] = []
     operands: list[TypedArray] = []
-    for arg, axis in zip(call.args, in_axes, strict=True):
+    for arg, axis in zip(args, in_axes, strict=True):
         t = typed(arg)
-        if t is None and axis is not None:
+        if t is None and axis is not None and not is_empty(arg):
             return None
         if t is not None:
             pairs.append((t.type, axis))
             operands.append(t)
-    evaluator, frame, node = call.evaluator, call.frame, call.node
+    evaluator = where.evaluator
     try:
         mapped = mapping(pairs, spmd)
     except TypeRejected as rejected:
-        apply(evaluator, frame, node, "vmap", operands, _raising(rejected), None)
+        apply(evaluator, where.frame, where.node, "vmap", operands, _raising(rejected), None)
         return None
     except Exception:
         return None
     outside = evaluator.tracing
     evaluator.tracing = True  # the body is traced, not run
     try:
-        result = evaluator.call(wrapped.func, elements(call.args, in_axes), {}, node, frame)
+        result = run(elements(args, in_axes))
     finally:
         evaluator.tracing = outside
     if isinstance(result, Seq):
-        outputs = [_output(call, operands, r, mapped, out_axis) for r in result.items]
+        outputs = [_output(where, operands, r, mapped, out_axis) for r in result.items]
         return Seq(tuple(o if o is not None else Unknown("vmap output") for o in outputs), result.is_list)
-    return _output(call, operands, result, mapped, out_axis)
+    return _output(where, operands, result, mapped, out_axis)
+
+
+def is_empty(value: Value) -> bool:
+    """`None` is an empty pytree: vmap maps nothing in it, whatever its in_axes says."""
+    return isinstance(value, Const) and value.value is None
 
 
 def _output(
-    call: CallArgs, operands: list[TypedArray], result: Value, mapped: Mapping, out_axis: int
+    where: Where, operands: list[TypedArray], result: Value, mapped: Mapping, out_axis: int
 ) -> Value | None:
     out = typed(result)
     if out is None:
         return None
     return apply(
-        call.evaluator,
-        call.frame,
-        call.node,
+        where.evaluator,
+        where.frame,
+        where.node,
         "vmap",
         operands,
         lambda: batched(out.type, mapped, out_axis),
