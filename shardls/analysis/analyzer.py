@@ -149,7 +149,7 @@ class Analyzer:
         )
         walker = Walker(evaluator, module, _TRIGGER, _calls_pattern())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
-        walker.evaluate_bindings_where_written()
+        walker.meshes.evaluate_bindings_where_written()
         builder.file_meshes = _find_meshes(evaluator, module, builder)
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
@@ -164,8 +164,8 @@ class Analyzer:
             device_count,
             pragmas.mesh,
             tuple((m.mesh, m.span, m.name, m.source) for m in builder.file_meshes),
-            tuple((c.how, c.mesh.mesh) for c in walker.global_meshes),
-            walker.mesh_setters,  # a call of a new setter elsewhere changes what follows it
+            tuple((c.how, c.mesh.mesh) for c in walker.meshes.global_meshes),
+            walker.meshes.mesh_setters,  # a call of a new setter elsewhere changes what follows it
         )
         cache = self._file_cache(path, fingerprint)
         fresh: dict[tuple[int, int], _SegmentResult] = {}

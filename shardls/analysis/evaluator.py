@@ -30,7 +30,7 @@ from shardls.analysis.values import MeshV, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluation.frame import ExpressionHandlers
-    from shardls.analysis.walker import Context
+    from shardls.analysis.walking.contexts import Context
 
 _DISPATCH: ExpressionHandlers = {
     **operators.EXPRESSIONS,

@@ -384,7 +384,7 @@ class _FileModels:
         written = mesh_context.mesh.mesh if mesh_context is not None else None
         if written is None:
             written = self.fallback_mesh
-            global_meshes = self.walker.global_meshes
+            global_meshes = self.walker.meshes.global_meshes
             if written is None and global_meshes:
                 written = global_meshes[-1].mesh.mesh
             if written is not None:

@@ -1,0 +1,89 @@
+"""Where the calls are, read from the syntax alone (no evaluation): the calls an expression
+makes, the name a call or an assignment uses, the text of a node, and the names a module passes
+to a function such as `jax.jit`."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.source import Segment
+
+
+def called_name(call: ast.Call) -> str | None:
+    """The last name of what `call` calls (`jax.set_mesh(...)` -> `set_mesh`)."""
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+@functools.lru_cache(maxsize=16_384)
+def calls_in(expression: ast.AST) -> tuple[tuple[ast.Call, ast.Call | None], ...]:
+    """The calls an expression makes where it is written, each with the call it is an argument
+    of, in the order they are visited (found once per node: a function's body is walked again
+    for every context it runs in)."""
+    found: list[tuple[ast.Call, ast.Call | None]] = []
+    stack: list[tuple[ast.AST, ast.Call | None]] = [(expression, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+            isinstance(node, ast.Lambda) and _has_parameters(node)
+        ):
+            continue  # a lambda without parameters (`nnx.eval_shape(lambda: Model(...))`) runs as written
+        if isinstance(node, ast.Call):
+            found.append((node, parent))
+            parent = node
+        children: list[tuple[ast.AST, ast.Call | None]] = []
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                children.extend((item, parent) for item in child if isinstance(item, _CALL_HOLDERS))
+            elif isinstance(child, _CALL_HOLDERS):
+                children.append((child, parent))
+        stack.extend(reversed(children))
+    return tuple(found)
+
+
+def _has_parameters(node: ast.Lambda) -> bool:
+    args = node.args
+    return bool(args.posonlyargs or args.args or args.vararg or args.kwonlyargs or args.kwarg)
+
+
+_CALL_HOLDERS = (ast.expr, ast.keyword, ast.comprehension)
+"""Node kinds that may contain a call (operators and load/store contexts never do)."""
+
+
+def node_text(segment: Segment, node: ast.AST) -> str:
+    first = getattr(node, "lineno", 1) - 1
+    last = getattr(node, "end_lineno", None) or len(segment.lines)
+    return "\n".join(segment.lines[first:last])
+
+
+def target_name(stmt: ast.stmt) -> str | None:
+    """The name an assignment binds (`self.up = ...` -> `up`), for naming the sites it creates."""
+    targets: list[ast.expr] = []
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, ast.AnnAssign):
+        targets = [stmt.target]
+    for target in targets:
+        if isinstance(target, ast.Name):
+            return target.id
+        if isinstance(target, ast.Attribute):
+            return target.attr
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def first_arguments(module: ModuleInfo, callee: str) -> frozenset[str]:
+    """The names a module passes as first argument to calls of `callee` (`jax.jit(step)`,
+    `nnx.vmap(create_block)`): one scan of the text per module and callee, not one per function
+    the walker asks about (thousands in a long test class)."""
+    pattern = re.compile(rf"\b{re.escape(callee)}\s*\(\s*([A-Za-z_]\w*)")
+    segments = module.source.segments
+    return frozenset(
+        match.group(1)
+        for i in module.call_index.get(callee, ())
+        for match in pattern.finditer(segments[i].text)
+    )
