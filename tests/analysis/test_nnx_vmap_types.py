@@ -20,6 +20,7 @@ import math
 import random
 from pathlib import Path
 
+import pytest
 from body_types_support import (
     MESHES,
     Outcome,
@@ -30,6 +31,9 @@ from body_types_support import (
     p_text,
     random_spec,
 )
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.core import Severity
 
 SEED = 20261203
 N_PROGRAMS = 72
@@ -159,3 +163,39 @@ def test_nnx_vmap_types_agree_with_flax(tmp_path: Path) -> None:
     assert not found, f"{len(found)} disagreements, e.g.\n" + "\n\n".join(found[:6])
     assert outcomes["ok"] >= N_PROGRAMS // 3, outcomes
     assert outcomes["ValueError"] >= N_PROGRAMS // 10, outcomes
+
+
+REFUSED_BEFORE_TRACING = """\
+# shardls: device-count=8
+from functools import partial
+import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.zeros((8, 16)), P("X", None))
+y = jax.device_put(jnp.zeros((16,)), P("X"))
+
+
+@partial(nnx.vmap, in_axes=[0, None])
+def body(a, c):
+    b0 = a * c
+    return b0
+
+
+v0 = body(x, y)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the evaluator still runs a called function's body on the caller's whole arrays before "
+    "decorated_call replaces its value: fixed once Evaluator.call asks vmapped_function_call first",
+)
+def test_a_decorated_vmap_body_never_runs_on_the_whole_arrays() -> None:
+    """Flax refuses the `in_axes` list before tracing (a pytree `ValueError`), so nothing in the
+    body is an error; on the whole arrays `x * y` would be (`f32[8@X,16] * f32[16@X]`)."""
+    analysis = Analyzer().analyze("/virtual/refused.py", REFUSED_BEFORE_TRACING)
+    assert [d.code for d in analysis.diagnostics if d.severity is Severity.ERROR] == []
+    assert not any(s.name == "v0" and s.jax_type for s in analysis.names)

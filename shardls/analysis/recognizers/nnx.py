@@ -19,7 +19,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
-from shardls.analysis.evaluator import Frame, truthiness
+from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
@@ -34,7 +34,7 @@ from shardls.analysis.library.nnx import (
 from shardls.analysis.logical import Rules, Translation, nnx_translate, read_rules
 from shardls.analysis.recognizers.wrapped import Application, call_sites
 from shardls.analysis.scopes import FunctionInfo
-from shardls.analysis.sharded.nnx_vmapped import NNX_VMAP_API, body_locals, decorator_vmap, of_nnx
+from shardls.analysis.sharded.nnx_vmapped import NNX_VMAP_API, Vmap, body_locals, decorator_vmap, of_nnx
 from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import (
     ArrayV,
@@ -903,22 +903,68 @@ def _vmapped_body(
 ) -> list[tuple[dict[str, Value], Context]]:
     """A function decorated with `nnx.vmap`/`nnx.scan` (or wrapped as `nnx.vmap(f, ...)(args)`)
     runs with its layers stacked: its calls' contexts gain the stacking their arguments imply.
+    Under a vmap (`jax.vmap`'s decorators too) its typed array parameters are one element each
+    (sharded/nnx_vmapped.py).
 
     Such functions are often defined inside `__init__` (the flax guide's `create_block`), so the
     enclosing call's arguments they read (`dim`) are passed on as well."""
     found: list[tuple[dict[str, Value], Context]] = []
     vmap = decorator_vmap(walker.evaluator, info, frame)
-    if vmap is not None or any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
+    if vmap is not None:
+        sites = call_sites(walker, _decorated(info, frame, context), depth)
+        found += [
+            _run(
+                walker.evaluator,
+                info,
+                frame,
+                vmap,
+                site.args,
+                site.kwargs,
+                replace(site.visit.context, call_site=site.where),
+            )
+            for site in sites
+        ] or [_run(walker.evaluator, info, frame, vmap, [], {}, UNKNOWN_CALLER)]
+    elif any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
         plain = walker.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
         for locals_, caller in plain:
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
-            body = body_locals(walker.evaluator, info, vmap, locals_) if vmap is not None else locals_
-            found.append((body, replace(caller, stacked=stacked)))
+            found.append((locals_, replace(caller, stacked=stacked)))
     for transform in _STACKING:
         if info.name in first_arguments(walker.module, transform):
             found += _wrapped_calls(walker, transform, info, frame, depth)
     closure = {name: value for name, value in frame.locals.items() if name not in info.scope.final}
     return [({**closure, **locals_}, caller) for locals_, caller in found]
+
+
+def _run(
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    defined: Frame,
+    vmap: Vmap | None,
+    args: list[Value],
+    kwargs: dict[str, Value],
+    caller: Context,
+    wrapper: Value | None = None,
+) -> tuple[dict[str, Value], Context]:
+    """The body's parameters and context at one call of the transformed function."""
+    locals_ = evaluator.bind_arguments(info, args, kwargs, None, defined)
+    stacked = stacked_context(evaluator, info, defined, locals_, caller.stacked, wrapper)
+    body = body_locals(evaluator, info, vmap, args, kwargs, locals_) if vmap is not None else locals_
+    return body, replace(caller, stacked=stacked)
+
+
+def _decorated(info: FunctionInfo, defined: Frame, context: Context) -> Application:
+    """The vmap decorating `info` as an application, so that its calls are found as those of a
+    wrapped function (`call_sites`)."""
+    decorator = info.node.decorator_list[0]
+    call = (
+        decorator
+        if isinstance(decorator, ast.Call)
+        else ast.copy_location(ast.Call(decorator, [], []), decorator)
+    )
+    return Application(
+        NNX_VMAP_API, Visit(call, defined, context, info.node, None), {}, {}, FunctionV(info), info.node
+    )
 
 
 def _wrapped_calls(
@@ -935,11 +981,9 @@ def _wrapped_calls(
             continue
         where = f"nnx.{transform}({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
         vmap = of_nnx(wrapper) if isinstance(wrapper, VmapV) else None
+        caller = replace(visit.context, call_site=where)
         for args, kwargs in _arguments(walker, visit, info, depth, vmap is not None):
-            locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
-            stacked = stacked_context(evaluator, info, defined, locals_, visit.context.stacked, wrapper)
-            body = body_locals(evaluator, info, vmap, locals_) if vmap is not None else locals_
-            yield body, replace(visit.context, call_site=where, stacked=stacked)
+            yield _run(evaluator, info, defined, vmap, args, kwargs, caller, wrapper)
 
 
 def _arguments(

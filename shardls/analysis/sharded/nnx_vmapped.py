@@ -43,11 +43,19 @@ _TYPED_OPTIONS = ("spmd_axis_name", "axis_size")
 
 @dataclass(frozen=True)
 class Vmap:
-    """One vmap applied to a function: `jax.vmap`'s options by JAX's names, and whether Flax
-    resolves the call's arguments to positions first."""
+    """One vmap applied to a function: `jax.vmap`'s options by JAX's names, whether it is
+    Flax's, and whether Flax resolves the call's arguments to positions first (graph mode)."""
 
     arguments: dict[str, Value]
+    flax: bool
     resolves: bool
+
+    @property
+    def refused(self) -> bool:
+        """Flax refuses an `in_axes` list in either mode (a pytree prefix of the tuple of
+        arguments), where `jax.vmap` reads it as a tuple."""
+        in_axes = self.arguments.get("in_axes")
+        return self.flax and isinstance(in_axes, Seq) and in_axes.is_list
 
 
 def of_nnx(vmap: VmapV) -> Vmap | None:
@@ -59,7 +67,7 @@ def of_nnx(vmap: VmapV) -> Vmap | None:
     resolves = not (isinstance(graph, Const) and graph.value is False)
     arguments = {"in_axes": vmap.in_axes, "out_axes": vmap.out_axes}
     arguments.update((name, options[name]) for name in _TYPED_OPTIONS if name in options)
-    return Vmap(arguments, resolves)
+    return Vmap(arguments, True, resolves)
 
 
 def nnx_vmapped_call(call: CallArgs, vmap: VmapV) -> Value | None:
@@ -89,15 +97,22 @@ def _mapped(
     kwargs: Mapping[str, Value],
     run: Callable[[list[Value]], Value],
 ) -> Value | None:
-    if func.bound is not None:
-        return None  # Flax refuses a bound method
-    if not vmap.resolves:
-        return None if kwargs else mapped_result(where, vmap.arguments, args, run)
-    in_axes = vmap.arguments.get("in_axes")
-    if isinstance(in_axes, Seq) and in_axes.is_list:
-        return None  # a pytree prefix Flax refuses for the tuple of arguments
-    positional = flax_arguments(evaluator, func.func, args, kwargs)
+    positional = _positional(evaluator, vmap, func, args, kwargs)
     return None if positional is None else mapped_result(where, vmap.arguments, positional, run)
+
+
+def _positional(
+    evaluator: Evaluator, vmap: Vmap, func: FunctionV, args: Sequence[Value], kwargs: Mapping[str, Value]
+) -> list[Value] | None:
+    """The positional arguments the vmap's rules apply to at a call, or None when Flax or JAX
+    refuses the call before tracing its body (or it is beyond this reading): with Flax's graph
+    mode resolved by name and defaults, else as written and without keywords (`jax.vmap`
+    requires one `in_axes` entry per positional argument)."""
+    if func.bound is not None or vmap.refused:
+        return None  # (a bound method is not read: Flax refuses one of a Module)
+    if not vmap.resolves:
+        return None if kwargs else list(args)
+    return flax_arguments(evaluator, func.func, args, kwargs)
 
 
 def flax_arguments(
@@ -162,10 +177,10 @@ def decorator_vmap(evaluator: Evaluator, info: FunctionInfo, defined: Frame) -> 
             if isinstance(wrapper, Ref) and wrapper.qualname == _PARTIAL:
                 args, kwargs = evaluator.call_arguments(decorator, defined)
                 if args and isinstance(args[0], Ref) and args[0].qualname == VMAP:
-                    return Vmap(wrapper_arguments(VMAP, [FunctionV(info), *args[1:]], kwargs), False)
+                    return Vmap(wrapper_arguments(VMAP, [FunctionV(info), *args[1:]], kwargs), False, False)
         value = bare_transform(evaluator.evaluate(decorator, defined))
         if isinstance(value, Ref) and value.qualname == VMAP:
-            return Vmap({}, False)
+            return Vmap({}, False, False)
         if isinstance(value, VmapV):
             return of_nnx(value)
     return None
@@ -216,16 +231,19 @@ def vmapped_function_call(
 
 
 def body_locals(
-    evaluator: Evaluator, info: FunctionInfo, vmap: Vmap, bound: Mapping[str, Value]
+    evaluator: Evaluator,
+    info: FunctionInfo,
+    vmap: Vmap,
+    args: Sequence[Value],
+    kwargs: Mapping[str, Value],
+    bound: Mapping[str, Value],
 ) -> dict[str, Value]:
-    """The body's parameters at a call that binds `bound`: each typed array as one element
-    (unknown when the call is refused or cannot be read). Other values (rngs, modules, the
-    layers a stacking vmap creates from them) are left as bound."""
+    """The body's parameters at a call with these arguments, which bind `bound`: each typed
+    array the vmap passes as one element (unknown when the call is refused or cannot be read).
+    Other values (rngs, modules, the layers a stacking vmap creates from them) are left as
+    bound."""
     names = [a.arg for a in [*info.node.args.posonlyargs, *info.node.args.args]]
-    if vmap.resolves:
-        values = positional_values(evaluator, info, bound)
-    else:
-        values = [bound.get(name, Const(None)) for name in names]
+    values = _positional(evaluator, vmap, FunctionV(info), args, kwargs)
     arguments = vmap.arguments
     elements = (
         body_arguments(values, arguments.get("in_axes"), arguments.get("spmd_axis_name"))
@@ -235,5 +253,7 @@ def body_locals(
     found = dict(bound)
     for index, name in enumerate(names):
         if typed(bound.get(name)) is not None:
-            found[name] = elements[index] if elements else Unknown("an element of a vmapped argument")
+            found[name] = (
+                elements[index] if index < len(elements) else Unknown("an element of a vmapped argument")
+            )
     return found

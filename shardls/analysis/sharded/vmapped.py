@@ -65,12 +65,13 @@ def _axis(value: Value) -> int | None | Unknown:
 
 
 def spmd_axis_name_of(value: Value | None) -> tuple[str, ...] | None | Unknown:
+    """A name or a tuple of names; a list is not read (JAX takes it for one unhashable name)."""
     if value is None or (isinstance(value, Const) and value.value is None):
         return None
     single = as_str(value)
     if single is not None:
         return (single,)
-    if isinstance(value, Seq):
+    if isinstance(value, Seq) and not value.is_list:
         names = [as_str(item) for item in value.items]
         if all(n is not None for n in names):
             return tuple(n for n in names if n is not None)
