@@ -267,18 +267,36 @@ def _return_guards(
 ) -> dict[int, tuple[tuple[ast.If, bool], ...]]:
     """For each `return` of a function (by id), the `if` statements it is under and whether in
     their body (True) or `else` (False): a call whose arguments decide a test does not return
-    from the other branch (`if decode: return ...`)."""
+    from the other branch (`if decode: return ...`). A statement after an `if` whose body always
+    returns (or raises) runs only when the test is false, as if it were in its `else`."""
     found: dict[int, tuple[tuple[ast.If, bool], ...]] = {}
-    stack: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = [(s, ()) for s in node.body]
+    stack: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = _in_order(node.body, ())
     while stack:
         current, guards = stack.pop()
         if isinstance(current, ast.Return):
             found[id(current)] = guards
         elif isinstance(current, ast.If):
-            stack.extend((s, (*guards, (current, True))) for s in current.body)
-            stack.extend((s, (*guards, (current, False))) for s in current.orelse)
+            stack.extend(_in_order(current.body, (*guards, (current, True))))
+            stack.extend(_in_order(current.orelse, (*guards, (current, False))))
         elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend((child, guards) for child in ast.iter_child_nodes(current))
+    return found
+
+
+def _in_order(
+    block: list[ast.stmt], guards: tuple[tuple[ast.If, bool], ...]
+) -> list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]]:
+    """The statements of a block with their guards, those after `if test: return ...` (with no
+    `else`) also guarded by the test being false."""
+    found: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = []
+    for stmt in block:
+        found.append((stmt, guards))
+        if (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
+        ):
+            guards = (*guards, (stmt, False))
     return found
 
 

@@ -310,7 +310,7 @@ def _astype(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
 
 
 @attributes
-def _array_attributes(
+def array_attributes(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:
     if isinstance(base, Ref) and base.qualname in ("jax.numpy", "numpy") and attr in _DTYPE_NAMES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import calls, methods
 from shardls.analysis.values import (
     ArrayV,
@@ -183,26 +184,68 @@ _KINDS_OF = {
     "builtins.set": lambda v: isinstance(v, SetV),
     "builtins.int": lambda v: isinstance(v, Const) and type(v.value) is int,
     "builtins.str": lambda v: isinstance(v, Const) and isinstance(v.value, str),
+    **dict.fromkeys(
+        ("collections.abc.Sequence", "typing.Sequence"),
+        lambda v: isinstance(v, Seq) or (isinstance(v, Const) and isinstance(v.value, str | bytes)),
+    ),
 }
 """What `isinstance(value, kind)` answers for the values whose kind the analysis knows."""
 
 _KNOWN_KINDS = (Seq, DictV, SetV, Const, ArrayV)
 
 
+_VARIABLE = "flax.nnx.variablelib.Variable"
+"""Every NNX variable type derives from it (`nnx.Variable` itself reads as `nnx.Param`, see
+`library.canonical`, so only this spelling says "any variable")."""
+
+
+def _variable_kind(value: Value, name: str) -> bool | None:
+    """`isinstance(x, nnx.variablelib.Variable)` / `isinstance(x, nnx.Param)`; None when the
+    spelling `nnx.Variable` (read as `nnx.Param`) meets a variable of another type."""
+    if not isinstance(value, VariableV):
+        return False
+    if name == _VARIABLE or value.kind == "Param":
+        return True
+    return None if name == "flax.nnx.Param" else value.kind == name.rsplit(".", 1)[-1]
+
+
 @calls("builtins.isinstance")
 def _isinstance(call: CallArgs) -> Value | None:
-    """`isinstance(k, tuple)` for a value whose kind is known (a tuple, a list, an array), so
-    that `k, s = k if isinstance(k, tuple) else (k, None)` takes the branch the value takes."""
+    """`isinstance(k, tuple)` for a value whose kind is known (a tuple, a list, an array, an NNX
+    variable), so that `k, s = k if isinstance(k, tuple) else (k, None)` takes the branch the
+    value takes."""
     value, kinds = call.get(0, "obj"), call.get(1, "class_or_tuple")
     names = [k.qualname for k in (kinds.items if isinstance(kinds, Seq) else (kinds,)) if isinstance(k, Ref)]
-    if not isinstance(value, _KNOWN_KINDS) or not names or any(n not in _KINDS_OF for n in names):
+    variables = [n for n in names if n == _VARIABLE or n.removeprefix("flax.nnx.") in VARIABLE_KINDS]
+    if not isinstance(value, (*_KNOWN_KINDS, VariableV)) or not names:
+        return Unknown("isinstance() of a value of unknown kind")
+    if any(n not in _KINDS_OF and n not in variables for n in names):
         return Unknown("isinstance() of a value of unknown kind")
     if isinstance(value, Const) and value.value is None:
         return Const(False)
-    return Const(any(_KINDS_OF[name](value) for name in names))
+    answers = [_KINDS_OF[n](value) if n in _KINDS_OF else _variable_kind(value, n) for n in names]
+    if any(answers):
+        return Const(True)
+    return Unknown("isinstance() of a variable of another type") if None in answers else Const(False)
 
 
-@calls("builtins.print", "builtins.getattr", "builtins.super")
+@calls("builtins.getattr")
+def _getattr(call: CallArgs) -> Value | None:
+    """`getattr(x, "value", x)`, Flax's idiom for "a variable's array, or the array itself": the
+    attribute when it is known, the default when the object is known to lack it (a JAX array
+    has no `value`)."""
+    obj, name, default = call.get(0), as_str(call.get(1) or Const(None)), call.get(2)
+    if obj is None or name is None:
+        return Unknown("getattr() of an unknown attribute")
+    found = call.evaluator.attribute(obj, name, call.node, call.frame)
+    if not isinstance(found, Unknown):
+        return found
+    if default is not None and isinstance(obj, ArrayV) and name == "value":
+        return default
+    return found
+
+
+@calls("builtins.print", "builtins.super")
 def _opaque(call: CallArgs) -> Value | None:
     return Unknown(f"{call.qualname.rsplit('.', 1)[-1]}() is not modelled")
 

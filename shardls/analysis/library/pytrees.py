@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from shardls.analysis.evaluator import truthiness
 from shardls.analysis.library import CallArgs
+from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.registry import calls
 from shardls.analysis.values import Const, DictV, InstanceV, Seq, Unknown, Value
 
@@ -75,6 +76,11 @@ class _Mapper:
                 for key, value in zip(tree.keys, tree.values)
             )
             return DictV(tree.keys, values)
+        if isinstance(tree, VariableV):  # a node with one child, its value (`nnx.Variable`)
+            if not all(isinstance(other, VariableV) for other in rest):
+                raise _Unmappable("trees of different structures")
+            children = [other.value for other in rest if isinstance(other, VariableV)]
+            return replace(tree, value=self.map(tree.value, children, depth + 1))
         if isinstance(tree, (Unknown, InstanceV)):
             raise _Unmappable("a tree whose structure is not known")
         return self._apply([tree, *rest])

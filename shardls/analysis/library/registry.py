@@ -79,6 +79,8 @@ def tables() -> tuple[
         dtype_info,
         meshes,
         nnx,
+        nnx_state,
+        nnx_variables,
         numpy_random,
         operations,
         pytrees,
