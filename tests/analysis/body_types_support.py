@@ -151,3 +151,19 @@ def disagreements(
             if verdict is not None:
                 found.append(f"{source}{verdict}")
     return found, outcomes
+
+
+def assert_agreement(
+    generate: Callable[[random.Random], tuple[int, str]],
+    seed: int,
+    count: int,
+    tmp_path: Path,
+    modelled: Callable[[Outcome], bool],
+) -> None:
+    """`count` programs from `generate` (seeded) all agree with JAX, and enough of them are
+    accepted (a third) and refused (a tenth, `ValueError`s) for both sides to be tested."""
+    rng = random.Random(seed)
+    found, outcomes = disagreements([generate(rng) for _ in range(count)], tmp_path, modelled)
+    assert not found, f"{len(found)} disagreements, e.g.\n" + "\n\n".join(found[:6])
+    assert outcomes["ok"] >= count // 3, outcomes
+    assert outcomes["ValueError"] >= count // 10, outcomes

@@ -47,6 +47,13 @@ _NOTHING = Const(None)
 ONE_OF_SEVERAL = "the operands are one of several values the code may have here"
 
 
+def _decorated_by_mapping(stmt: ast.stmt) -> bool:
+    """`@jax.vmap`, `@partial(nnx.vmap, ...)`, ...: a function whose body runs on elements (or
+    blocks) of typed arrays, whatever words it contains."""
+    decorators = getattr(stmt, "decorator_list", ())
+    return any(wrapper in ast.unparse(d) for d in decorators for wrapper in _MAPPING)
+
+
 def context_mesh(context: Context) -> MeshContext | None:
     """The mesh a bare spec means in this context: `jax.set_mesh`'s (never the deprecated `with
     mesh:`, which sharding in types does not read)."""
@@ -85,7 +92,10 @@ class TypingPass:
         reads `x`, which a placement typed): only in a file with a mesh with Explicit axes."""
         if not self.active:
             return False
-        if any(getattr(stmt, "name", None) in self._mapped for stmt in segment.body):
+        if any(
+            getattr(stmt, "name", None) in self._mapped or _decorated_by_mapping(stmt)
+            for stmt in segment.body
+        ):
             return True
         scope = self.module.scope
         words = set(_WORD.findall(segment.text))
