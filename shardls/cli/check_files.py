@@ -24,6 +24,7 @@ from shardls.analysis.settings import Settings
 from shardls.analysis.workspace import Workspace, WorkspaceReads
 from shardls.cli import check_cache
 from shardls.cli.check_cache import CachedResult
+from shardls.cli.collector import collected_by_file, settle
 from shardls.core import Severity
 from shardls.files import (
     MAX_READ_BYTES,
@@ -123,8 +124,10 @@ def check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
     calls, so that each one notes everything it reads.
 
     Everything runs below one roomy frame (`in_roomy_frame`), which workers forked meanwhile
-    inherit: the analysis's recursion never maps and unmaps frame memory."""
-    return in_roomy_frame(_check_files, jobs)
+    inherit: the analysis's recursion never maps and unmaps frame memory. The garbage collector
+    runs once after each file (`collector`)."""
+    with collected_by_file():
+        return in_roomy_frame(_check_files, jobs)
 
 
 def _check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
@@ -143,13 +146,21 @@ def _check_files(jobs: Sequence[CheckJob]) -> list[FileReport]:
 
 def _analyse(jobs: Sequence[CheckJob]) -> list[FileReport]:
     if len(jobs) < PARALLEL_MIN_FILES or (os.cpu_count() or 1) == 1:
-        return [check_file(job) for job in jobs]
+        return [_check_and_settle(job) for job in jobs]
     workers = min(os.cpu_count() or 1, len(jobs))
     context = _forking()
     if context is not None:
         _index_workspaces(jobs)
+        settle()
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(check_file, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+        return list(pool.map(_check_and_settle, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+
+
+def _check_and_settle(job: CheckJob) -> FileReport:
+    """`check_file`, then the garbage collection of what it left (`collector.settle`)."""
+    report = check_file(job)
+    settle()
+    return report
 
 
 def _forking() -> BaseContext | None:
