@@ -29,7 +29,8 @@ from shardls.core import FLOAT32, Mesh, resolve_mesh
 from shardls.memory.figures import mesh_label
 from shardls.memory.layout import Placement, lay_out
 from shardls.memory.model import ModelMemory, Models, ParamMemory
-from shardls.memory.resolve import EXHAUSTED, ModelResolver, RawParam
+from shardls.memory.raw_param import RawParam
+from shardls.memory.resolve import EXHAUSTED, ModelResolver
 
 
 @dataclass(frozen=True)

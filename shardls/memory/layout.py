@@ -14,7 +14,7 @@ from shardls.analysis.recognizers.nnx import insert_spec_entry, spec_options
 from shardls.analysis.values import SpecV, Unknown, Value, as_int
 from shardls.core import DType, Mesh, PartitionSpec, UsageContext, compute_layout
 from shardls.memory.model import Dim, ParamMemory
-from shardls.memory.resolve import RawParam
+from shardls.memory.raw_param import RawParam
 
 
 @dataclass(frozen=True)
