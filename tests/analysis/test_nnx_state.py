@@ -120,7 +120,7 @@ class Layer(nnx.Module):
     assert not [d for d in analysis.diagnostics if d.severity.value == "error"]
 
 
-def test_unknown_attributes_stay_unknown_and_keep_the_tree_from_being_mapped() -> None:
+def test_unknown_attributes_stay_unknown_also_after_the_tree_is_mapped() -> None:
     analysis = analyze(
         HEADER
         + """
@@ -130,8 +130,10 @@ class Partial(nnx.Module):
         self.other = make(rngs)
 
 class Helper(nnx.Module):
-    def __init__(self, rngs):
+    def __init__(self, rngs, init=nnx.initializers.zeros):
         self.lin = nnx.Linear(4, 8, rngs=rngs)
+        self.init = init
+        self.bias = nnx.Param(self.init(rngs.params(), (8,)))
         self._build(rngs)
 
     def _build(self, rngs):
@@ -151,17 +153,22 @@ known = jax.device_put(p["lin"]["kernel"].value, rep)
 other = jax.device_put(p["other"]["kernel"].value, rep)
 mapped = jax.tree.map(lambda v: v, p)
 whole = jax.device_put(mapped["lin"]["kernel"].value, rep)
+mapped_other = jax.device_put(mapped["other"]["kernel"].value, rep)
 h = nnx.state(Helper(nnx.Rngs(0)), nnx.Param)
 hidden = jax.device_put(h["hidden"]["kernel"].value, rep)
+hbias = jax.device_put(h["bias"].value, rep)
 hmapped = jax.tree.map(lambda v: v, h)
 hwhole = jax.device_put(hmapped["lin"]["kernel"].value, rep)
+hmapped_hidden = jax.device_put(hmapped["hidden"]["kernel"].value, rep)
 a = nnx.state(Appended(nnx.Rngs(0)), nnx.Param)
 appended = jax.device_put(a["layers"][0]["kernel"].value, rep)
 """
     )
-    assert site_named(analysis, "known").shape == (4, 8)
-    for name in ("other", "whole", "hidden", "hwhole", "appended"):
+    for name in ("known", "whole", "hwhole"):  # mapping keeps what is known where it is known
+        assert site_named(analysis, name).shape == (4, 8), name
+    for name in ("other", "mapped_other", "hidden", "hmapped_hidden", "appended"):
         assert site_named(analysis, name).shape is None, name
+    assert site_named(analysis, "hbias").shape == (8,)
 
 
 def test_layers_created_under_nnx_vmap_are_not_given_a_guessed_rank() -> None:
@@ -202,3 +209,33 @@ lost = jax.device_put(stats["lin"]["kernel"].value, rep)
     assert site_named(analysis, "mean").shape == (6,)
     assert site_named(analysis, "scale").shape == (6,)
     assert site_named(analysis, "lost").shape is None
+
+
+def test_attributes_set_under_a_decided_condition_are_known() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+class Scaled(nnx.Module):
+    def __init__(self, n, rngs, with_scale=True):
+        if with_scale:
+            self.scale = nnx.Param(jnp.ones((n,)))
+        else:
+            self.scale = None
+
+class Pair(nnx.Module):
+    def __init__(self, rngs, flag):
+        self.on = Scaled(8, rngs)
+        self.off = Scaled(8, rngs, with_scale=False)
+        self.maybe = Scaled(8, rngs, with_scale=flag)
+
+def build(flag):
+    s = nnx.state(Pair(nnx.Rngs(0), flag), nnx.Param)
+    on = jax.device_put(s["on"]["scale"].value, rep)
+    off = jax.device_put(s["off"]["scale"].value, rep)
+    maybe = jax.device_put(s["maybe"]["scale"].value, rep)
+    return on, off, maybe
+"""
+    )
+    assert site_named(analysis, "on").shape == (8,)
+    assert site_named(analysis, "off").shape is None  # not in the state: Flax has no `off` entry
+    assert site_named(analysis, "maybe").shape is None  # `flag` is not known where it is built

@@ -167,9 +167,9 @@ def _returned(
     frame: Frame,
 ) -> Value:
     values: list[Value] = []
-    guards = _return_guards(info.node)
+    guards = statement_guards(info.node)
     for ret in returns[: evaluator.limits.choices]:
-        if not _branches_taken(evaluator, info, guards.get(id(ret), ()), locals_, frame):
+        if not branches_taken(evaluator, info, guards.get(id(ret), ()), locals_, frame):
             continue  # under an `if` decided against it with these arguments
         if ret.value is None:
             values.append(Const(None))
@@ -188,14 +188,15 @@ def _returned(
     return values[0] if len(values) == 1 else evaluator.choice(values)
 
 
-def _branches_taken(
+def branches_taken(
     evaluator: Evaluator,
     info: FunctionInfo,
     guards: tuple[tuple[ast.If, bool], ...],
     locals_: Mapping[str, Value],
     frame: Frame,
 ) -> bool:
-    """False when one of the `if` tests around a `return` is decided against its branch."""
+    """False when one of the `if` tests around a statement (a `return`, a `self.x = ...`) is
+    decided against its branch."""
     for statement, branch in guards:
         order = info.scope.order_of.get(id(statement))
         test_frame = Frame(info.module, info.scope, info.segment, order, locals_, frame.call_depth + 1)
@@ -262,20 +263,21 @@ def bind_arguments(
 
 
 @functools.lru_cache(maxsize=4096)
-def _return_guards(
+def statement_guards(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
 ) -> dict[int, tuple[tuple[ast.If, bool], ...]]:
-    """For each `return` of a function (by id), the `if` statements it is under and whether in
+    """For each statement of a function (by id), the `if` statements it is under and whether in
     their body (True) or `else` (False): a call whose arguments decide a test does not return
-    from the other branch (`if decode: return ...`). A statement after an `if` whose body always
+    from the other branch (`if decode: return ...`), nor does a constructor set an attribute
+    there (`if with_scale: self.scale = ...`). A statement after an `if` whose body always
     returns (or raises) runs only when the test is false, as if it were in its `else`."""
     found: dict[int, tuple[tuple[ast.If, bool], ...]] = {}
     stack: list[tuple[ast.AST, tuple[tuple[ast.If, bool], ...]]] = _in_order(node.body, ())
     while stack:
         current, guards = stack.pop()
-        if isinstance(current, ast.Return):
+        if isinstance(current, ast.stmt):
             found[id(current)] = guards
-        elif isinstance(current, ast.If):
+        if isinstance(current, ast.If):
             stack.extend(_in_order(current.body, (*guards, (current, True))))
             stack.extend(_in_order(current.orelse, (*guards, (current, False))))
         elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):

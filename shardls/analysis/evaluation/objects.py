@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from shardls.analysis.evaluation.calls import EMPTY_CALL
+from shardls.analysis.evaluation.calls import EMPTY_CALL, branches_taken, statement_guards
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.scopes import ClassInfo, FunctionInfo, attribute_key
@@ -92,11 +92,10 @@ def instance_attribute(evaluator: Evaluator, instance: InstanceV, attr: str, fra
     parameters are not its attributes; a dataclass's `__post_init__` may overwrite a field),
     then the fields the instance was built with, then class attributes."""
     for klass in evaluator.mro(instance.cls, frame):
-        assignments = klass.self_assignments.get(attr)
-        if assignments:
-            values = [
-                _self_assignment(evaluator, instance, method, stmt, frame) for method, stmt in assignments
-            ]
+        assignments = klass.self_assignments.get(attr, ())
+        found = [_self_assignment(evaluator, instance, method, stmt, frame) for method, stmt in assignments]
+        values = [value for value in found if value is not None]
+        if values:
             return evaluator.choice(values)
     bound = instance.field_value(attr)
     if bound is not None:
@@ -114,10 +113,15 @@ def instance_attribute(evaluator: Evaluator, instance: InstanceV, attr: str, fra
 
 def _self_assignment(
     evaluator: Evaluator, instance: InstanceV, method: FunctionInfo, stmt: ast.stmt, frame: Frame
-) -> Value:
+) -> Value | None:
+    """The value `self.x = ...` gives; None when an `if` around it is decided against it for
+    this instance's arguments (`if with_scale: self.scale = ...`)."""
     if frame.call_depth >= evaluator.limits.call_depth:
         return Unknown("calls nested too deeply")
     locals_ = evaluator.bind_arguments(method, [], dict(instance.fields), instance, frame)
+    guards = statement_guards(method.node).get(id(stmt), ())
+    if not branches_taken(evaluator, method, guards, locals_, frame):
+        return None
     inner = Frame(
         method.module,
         method.scope,

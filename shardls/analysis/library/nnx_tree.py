@@ -160,7 +160,10 @@ class TreeBuilder:
             value = evaluator.instance_attribute(instance, name, frame)
             entries.append((Const(name), self.state(value, depth + 1)))
         tree = _nested(entries)
-        hidden = next((why for klass in classes if (why := _sets_elsewhere(klass)) is not None), None)
+        methods = {name for klass in classes for name in klass.methods}
+        hidden = next(
+            (why for klass in classes if (why := _sets_elsewhere(klass, methods)) is not None), None
+        )
         return _opened(tree, hidden) if hidden is not None else tree
 
 
@@ -206,15 +209,16 @@ def _builders(klass: ClassInfo) -> Iterator[ast.AST]:
             yield from ast.walk(method.node)
 
 
-def _sets_elsewhere(klass: ClassInfo) -> str | None:
+def _sets_elsewhere(klass: ClassInfo, methods: set[str]) -> str | None:
     """Why the class's constructor may set attributes its own `self.x = ...` lines do not show:
-    a method called on `self` (other than through `super()`), or `setattr` with a computed name."""
+    one of the class's `methods` called on `self` (not an attribute holding a function, such as
+    `self.kernel_init(...)`), or `setattr` with a computed name."""
     for node in _builders(klass):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
         method = _self_attribute(func)
-        if method is not None:
+        if method is not None and method in methods:
             return f"self.{method}(...) in {klass.name}"
         named = len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
         if isinstance(func, ast.Name) and func.id == "setattr" and not named:

@@ -5,8 +5,9 @@ Real code builds its sharding trees this way (`jax.tree.map(lambda s: NamedShard
 specs)`) and transforms its parameter trees (`jax.tree.map(lambda x: x.astype(dtype), params)`).
 The function is applied to each leaf (a lambda's body is evaluated with its parameters bound to
 the leaves), and the result has the tree's structure. A leaf whose value is not known may itself
-be a subtree, so the result is unknown there rather than a guess; so is anything under a custom
-pytree node (a dataclass instance) and any `is_leaf=` the evaluator cannot decide. A tree shared
+be a subtree, so the result is unknown there rather than a guess (the rest of the tree keeps its
+known leaves); so is anything under a custom pytree node (a dataclass instance) and any subtree
+whose `is_leaf=` the evaluator cannot decide. A tree shared
 by reference (`[[x] * 1000] * 1000`) or nested too deeply is not mapped: the nodes visited are
 bounded by the evaluator's collection limit and the nesting by `MAX_NESTING`.
 """
@@ -59,8 +60,12 @@ class _Mapper:
         self.nodes_left -= 1
         if self.nodes_left < 0 or depth > MAX_NESTING:
             raise _Unmappable("a tree too large or too deep")
-        if self.has_is_leaf and self._is_leaf(tree):
-            return self._apply([tree, *rest])
+        if self.has_is_leaf:
+            leaf = self._is_leaf(tree)
+            if leaf is None:
+                return Unknown("jax.tree.map where its is_leaf= cannot be decided")
+            if leaf:
+                return self._apply([tree, *rest])
         if isinstance(tree, Const) and tree.value is None:
             return tree  # None is an empty subtree
         if isinstance(tree, Seq):
@@ -81,8 +86,8 @@ class _Mapper:
                 raise _Unmappable("trees of different structures")
             children = [other.value for other in rest if isinstance(other, VariableV)]
             return replace(tree, value=self.map(tree.value, children, depth + 1))
-        if isinstance(tree, (Unknown, InstanceV)):
-            raise _Unmappable("a tree whose structure is not known")
+        if isinstance(tree, (Unknown, InstanceV)):  # maybe a subtree: unknown here, known elsewhere
+            return Unknown("jax.tree.map over a subtree whose structure is not known")
         return self._apply([tree, *rest])
 
     def _children(self, other: Value, length: int) -> tuple[Value, ...]:
@@ -96,13 +101,11 @@ class _Mapper:
             raise _Unmappable("trees of different structures")
         return found
 
-    def _is_leaf(self, tree: Value) -> bool:
+    def _is_leaf(self, tree: Value) -> bool | None:
+        """What `is_leaf(tree)` answers; None when it cannot be decided for this subtree."""
         if self.is_leaf_node is None:
             raise _Unmappable("an is_leaf= that is not a lambda")
-        truth = truthiness(self._lambda(self.is_leaf_node, [tree]))
-        if truth is None:
-            raise _Unmappable("an is_leaf= shardls cannot decide")
-        return truth
+        return truthiness(self._lambda(self.is_leaf_node, [tree]))
 
     def _apply(self, leaves: list[Value]) -> Value:
         if self.lambda_node is not None:
