@@ -262,6 +262,7 @@ def test_parallel_and_serial_agree(
             super().__init__(max_workers=max_workers, **options)
 
     monkeypatch.setattr(check_files, "ProcessPoolExecutor", RecordingPool)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
     parallel = check(capsys, "--output-format", "json", "--show-layouts")
     assert len(pools) == (1 if (os.cpu_count() or 1) > 1 else 0)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)

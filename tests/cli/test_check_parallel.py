@@ -12,6 +12,7 @@ import pytest
 from check_helpers import check, write
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.settings import Settings
 from shardls.cli import check_files
 
 LAYER = (
@@ -47,6 +48,7 @@ def test_the_workspace_is_searched_once_before_the_workers_fork(
 
     monkeypatch.setattr(Analyzer, "_scan_workspace", noted)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
     parallel = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")
     assert searches.read_text().split() == [str(os.getpid())]
     layouts = json.loads(parallel.out)["layouts"]
@@ -77,4 +79,27 @@ def test_a_failing_index_costs_nothing_but_its_time(
 
     monkeypatch.setattr(Analyzer, "index_workspace", broken)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
     assert check(capsys, "--no-cache", "--output-format", "json", "--show-layouts") == serial
+
+
+def _jobs(count: int, size: int) -> list[check_files.CheckJob]:
+    return [
+        check_files.CheckJob(Path(f"m{i}.py"), f"m{i}.py", Settings(), (Path(),), b"#" * size)
+        for i in range(count)
+    ]
+
+
+def test_workers_start_only_for_enough_files_and_enough_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One process per processor, but none beyond one per PARALLEL_MIN_BYTES of source: a
+    small repository is checked in this process, where workers would cost more than they save."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    per_file = check_files.PARALLEL_MIN_BYTES // 8
+    assert check_files.worker_count(_jobs(check_files.PARALLEL_MIN_FILES - 1, 10**9)) == 1
+    assert check_files.worker_count(_jobs(16, per_file)) == 2
+    assert check_files.worker_count(_jobs(20, per_file)) == 2
+    assert check_files.worker_count(_jobs(24, per_file)) == 3
+    assert check_files.worker_count(_jobs(100, per_file)) == 4
+    assert check_files.worker_count(_jobs(16, 10)) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert check_files.worker_count(_jobs(100, per_file)) == 1
