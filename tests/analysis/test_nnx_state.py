@@ -239,3 +239,22 @@ def build(flag):
     assert site_named(analysis, "on").shape == (8,)
     assert site_named(analysis, "off").shape is None  # not in the state: Flax has no `off` entry
     assert site_named(analysis, "maybe").shape is None  # `flag` is not known where it is built
+
+
+def test_placing_a_whole_state_places_each_variables_array() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+a = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+b = nnx.Linear(3, 8, rngs=nnx.Rngs(0))
+state = nnx.state((a, b))
+placed = jax.device_put(state, NamedSharding(mesh, P()))
+"""
+    )
+    shapes = {s.name: s.shape for s in analysis.sites if s.name and s.name.startswith("placed[")}
+    assert shapes == {
+        "placed[0]['bias']": (3,),
+        "placed[0]['kernel']": (2, 3),
+        "placed[1]['bias']": (8,),
+        "placed[1]['kernel']": (3, 8),
+    }

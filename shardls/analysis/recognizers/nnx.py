@@ -60,7 +60,16 @@ from shardls.analysis.walker import (
     first_arguments,
     target_name,
 )
-from shardls.core import FLOAT32, DType, MeshConstructor, PartitionSpec, Problem, Severity, UsageContext
+from shardls.core import (
+    FLOAT32,
+    AxisType,
+    DType,
+    MeshConstructor,
+    PartitionSpec,
+    Problem,
+    Severity,
+    UsageContext,
+)
 from shardls.core.spec import SpecEntry
 
 MAX_UNROLLED = 16
@@ -547,7 +556,15 @@ def _add_params(builder: SiteBuilder, visit: Visit, call: CallArgs, params: list
                 _add_param(builder, visit, span, param, spec, mesh, (), UsageContext.RESHARD)
             else:
                 mesh, notes = _mesh(builder, visit, param.annotation, sharding, span)
-                _add_param(builder, visit, span, param, spec, mesh, notes, UsageContext.PARAM)
+                _add_param(builder, visit, span, param, spec, mesh, notes, _flax_usage(visit, mesh))
+
+
+def _flax_usage(visit: Visit, mesh: MeshFact | None) -> UsageContext:
+    """How JAX checks the layout Flax gives a parameter it creates: on an all-Auto mesh Flax
+    applies `with_sharding_constraint`, which inside `jit` (`@nnx.jit def create_model`) pads an
+    uneven shard instead of rejecting it; otherwise as a parameter created eagerly."""
+    auto = mesh is not None and all(t is AxisType.AUTO for t in mesh.mesh.axis_types)
+    return UsageContext.WSC if auto and visit.context.inside_jit else UsageContext.PARAM
 
 
 def _add_param(
