@@ -13,11 +13,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from shardls.cli.check_files import CheckJob, FileReport
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, UsageError
-from shardls.cli.fix_files import FixRun, fix_files, plural, write_diff, write_fixed
 from shardls.core import Severity
+
+if TYPE_CHECKING:
+    from shardls.cli.fix_files import FixRun
 
 
 def add_fix_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +56,10 @@ def run_fixes(
     args: argparse.Namespace, jobs: Sequence[CheckJob], reports: Sequence[FileReport], paths: Sequence[Path]
 ) -> list[FileReport] | int:
     """Apply (or show) the fixes: the reports that remain to print, or the exit status of --diff
-    (which prints no report)."""
+    (which prints no report). The fixes are imported here: a check without these flags, the
+    usual one, does not load them."""
+    from shardls.cli.fix_files import fix_files, plural, write_diff, write_fixed
+
     run = fix_files(jobs, reports, paths, args.unsafe_fixes)
     talk = not (args.quiet or args.silent)
     if args.diff:
@@ -90,6 +96,8 @@ def run_fixes(
 def _fix_stdin(job: CheckJob, run: FixRun, talk: bool) -> int:
     """Standard input: the fixed text (or the text as it was) on standard output, as ruff does;
     the count on standard error, and the exit status of what remains."""
+    from shardls.cli.fix_files import plural
+
     text = run.fixed[0].encoded() if run.fixed else job.data or b""
     sys.stdout.buffer.write(text) if hasattr(sys.stdout, "buffer") else sys.stdout.write(text.decode())
     sys.stdout.flush()

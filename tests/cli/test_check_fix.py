@@ -4,11 +4,12 @@ reported, and files are only ever written where they should be."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from check_helpers import HEADER, put, write
+from check_helpers import GOOD, HEADER, put, write
 from cli_helpers import run
 
 from shardls.cli.fix_files import checked_folders, not_writable
@@ -126,3 +127,17 @@ def test_fix_of_standard_input_prints_the_fixed_text(
     result = run(capsys, "check", "--fix", "-")
     assert result.out == FIXED_SCALAR
     assert result.code == 0
+
+
+def test_a_check_without_fix_flags_does_not_load_the_fixes(tmp_path: Path) -> None:
+    """Loading them is start-up time every check would pay, and most checks fix nothing."""
+    (tmp_path / "good.py").write_text(GOOD)
+    program = (
+        "import sys\nfrom shardls.cli.main import main\n"
+        f"main(['check', '--no-cache', '--quiet', {str(tmp_path / 'good.py')!r}])\n"
+        "print('shardls.fixes' in sys.modules, 'shardls.cli.fix_files' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "False False"
