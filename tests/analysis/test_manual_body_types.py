@@ -3,8 +3,9 @@
 Seeded random programs written as a user writes them: an Explicit mesh under `jax.set_mesh`, an
 array placed on it, a body of a few statements (elementwise operations, collectives,
 `axis_index`, reductions), called through `jax.shard_map` in its call, bound, decorator,
-`partial` and jitted forms (all or some axes manual), or through `jax.vmap` (called, `@jax.vmap`
-or `@partial(jax.vmap, ...)`) with `in_axes`, `out_axes` and `spmd_axis_name`. Each body statement also appends its value to `seen`, and the
+`partial` and jitted forms (all or some axes manual), or through `jax.vmap` (called, also with a
+keyword argument, `@jax.vmap` or `@partial(jax.vmap, ...)`) with `in_axes`, `out_axes` and
+`spmd_axis_name`. Each body statement also appends its value to `seen`, and the
 module binds `v<i> = seen[i - 1]` after the call, so that tests/core/types_source_worker.py
 reports what `jax.typeof` says of each body value (a leaked tracer keeps its type) and of the
 call's result `v0`, or which exception the call raises.
@@ -149,8 +150,9 @@ def _vmap_program(rng: random.Random, names: list[str], spec: list[object]) -> s
         lines = ["", "", "@jax.vmap", *body, "", "", "v0 = body(x)"]
     elif form == "partial":
         lines = ["", "", f"@partial(jax.vmap, {', '.join(options)})", *body, "", "", "v0 = body(x)"]
-    else:
-        lines = ["", "", *body, "", "", f"v0 = jax.vmap(body, {', '.join(options)})(x)"]
+    else:  # by keyword, `x` is mapped over axis 0 whatever in_axes says
+        argument = "a=x" if rng.random() < 0.25 else "x"
+        lines = ["", "", *body, "", "", f"v0 = jax.vmap(body, {', '.join(options)})({argument})"]
     lines += [f"v{i + 1} = seen[{i}]" for i in range(statements)]
     return "\n".join(lines) + "\n"
 

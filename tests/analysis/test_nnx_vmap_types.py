@@ -5,13 +5,14 @@ Seeded random programs as a user writes them: an Explicit mesh under `jax.set_me
 body of a few statements called through `nnx.vmap` in every form: the call, a bound name,
 `@nnx.vmap`, `@nnx.vmap(...)`, `@partial(nnx.vmap, ...)` and `jax.jit(nnx.vmap(...))`. The
 options vary as Flax allows them: `in_axes` an int, a tuple (with None), negative, or a list
-(which Flax refuses); `out_axes`; `spmd_axis_name` a name or a tuple, matching the split or not;
-`graph=False`; the second argument passed by keyword, or a parameter left to its default (which
-Flax maps too). The programs run under Flax 0.12 (body_types_support.py); shardls must give each
-body statement's target and the result `v0` the type `jax.typeof` prints, report the vmap
-refusals (SH333-SH335) and the body's `ShardingTypeError`s with JAX's exception class where they
-are raised, and where Flax raises an error it does not model (a pytree prefix, a rank, a
-`TypeError`), report nothing and leave `v0` untyped.
+(which Flax refuses); `out_axes`, for a body returning a tuple also a tuple; `spmd_axis_name` a
+name or a tuple, matching the split or not; `graph=False`; the second argument passed by
+keyword, or a parameter left to its default (which Flax maps too). The programs run under Flax
+0.12 (body_types_support.py); shardls must give each body statement's target and the result `v0`
+the type `jax.typeof` prints, report the vmap refusals (SH333-SH335) and the body's
+`ShardingTypeError`s with JAX's exception class where they are raised, and where Flax raises an
+error it does not model (a pytree prefix, a rank, a `TypeError`), report nothing and leave `v0`
+untyped.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from shardls.analysis.analyzer import Analyzer
 from shardls.core import Severity
 
 SEED = 20261203
-N_PROGRAMS = 72
+N_PROGRAMS = 96
 FORMS = ("call", "bound", "decorator", "partial", "jit")
 SECOND = (None, "mapped", "unmapped", "default_none", "default_float")
 SHAPE = (8, 16)
@@ -78,17 +79,18 @@ def _spec(rng: random.Random, names: list[str]) -> list[object]:
 
 def _body(rng: random.Random, parameters: str, uses: str | None, rank: int) -> tuple[list[str], int]:
     """The body's statements and the rank of what it returns (from its element `a` of `rank`);
-    `uses` is the second parameter's term in the first statement (`a + c`, `a * s`)."""
+    `uses` is the second parameter's term in the first statement (`a + c`, `a * s`). A `dot`
+    of two vectors (`b @ a`) contracts a dimension that may be split: SH301 in the body."""
     lines = [f"def body({parameters}):"]
     previous, same_shape = "a", True
     for i in range(rng.randint(1, 3)):
-        step = (
-            None
-            if i == 0 and uses is not None
-            else elementwise(next_kind(rng, same_shape, rank), previous, rank)
-        )
-        value, rank, kept = step if step is not None else (f"{previous} {uses}", rank, True)
-        same_shape = same_shape and kept
+        if i == 0 and uses is not None:
+            value = f"{previous} {uses}"
+        else:
+            kind = next_kind(rng, same_shape, rank, ["dot"] if same_shape and rank == 1 else [])
+            step = elementwise(kind, previous, rank) or (f"{previous} @ a", 0, False)
+            value, rank, kept = step
+            same_shape = same_shape and kept
         lines += [f"    b{i} = {value}", f"    seen.append(b{i})"]
         previous = f"b{i}"
     lines.append(f"    return {previous}")
@@ -98,6 +100,29 @@ def _body(rng: random.Random, parameters: str, uses: str | None, rank: int) -> t
 def _axes_text(axes: list[int | None], as_list: bool) -> str:
     text = ", ".join("None" if a is None else str(a) for a in axes)
     return f"[{text}]" if as_list else f"({text}{',' if len(axes) == 1 else ''})"
+
+
+def _out_axes(rng: random.Random, ranks: list[int]) -> str:
+    """An `out_axes` in range for outputs of these ranks (with the mapped dimension back): one int
+    for all, or for several outputs sometimes a tuple of one each."""
+    if len(ranks) > 1 and rng.random() < 0.5:
+        return f"({', '.join(str(rng.choice(range(-1 - r, r + 1))) for r in ranks)})"
+    return str(rng.choice(range(-1 - min(ranks), min(ranks) + 1)))
+
+
+def _applied(form: str, body: list[str], options: list[str], call: str) -> list[str]:
+    """The body under `nnx.vmap` in one of FORMS, and `v0` bound to `body` + `call`."""
+    written = ", ".join(options)
+    with_options = f", {written}" if options else ""
+    if form == "decorator":
+        return ["", f"@nnx.vmap({written})" if options else "@nnx.vmap", *body, "", "", f"v0 = body{call}"]
+    if form == "partial":
+        return ["", f"@partial(nnx.vmap{with_options})", *body, "", "", f"v0 = body{call}"]
+    if form == "bound":
+        return ["", *body, "", "", f"f = nnx.vmap(body{with_options})", f"v0 = f{call}"]
+    if form == "jit":
+        return ["", *body, "", "", f"v0 = jax.jit(nnx.vmap(body{with_options})){call}"]
+    return ["", *body, "", "", f"v0 = nnx.vmap(body{with_options}){call}"]
 
 
 def random_program(rng: random.Random) -> tuple[int, str]:
@@ -129,8 +154,12 @@ def random_program(rng: random.Random) -> tuple[int, str]:
         as_int = single and rng.random() < 0.6
         options.append(f"in_axes={in_axis}" if as_int else f"in_axes={_axes_text(axes, rng.random() < 0.1)}")
     body, rank = _body(rng, parameters, uses, 1)
+    ranks, pick = [rank], ""
+    if rng.random() < 0.25:  # a tuple of outputs, the result's element `pick` judged
+        body[-1] += ", a"
+        ranks, pick = [rank, 1], f"[{rng.choice((0, 1))}]"
     if rng.random() < 0.6:
-        options.append(f"out_axes={rng.choice(range(-1 - rank, rank + 1))}")
+        options.append(f"out_axes={_out_axes(rng, ranks)}")
     if rng.random() < 0.5:
         split = spec[in_axis % 2]
         spmd = split if split is not None and rng.random() < 0.6 else rng.choice([*names, tuple(names)])
@@ -138,19 +167,7 @@ def random_program(rng: random.Random) -> tuple[int, str]:
     form = rng.choice(FORMS)
     if rng.random() < 0.1 and form != "jit":
         options.append("graph=False")
-    written_options = ", ".join(options)
-    with_options = f", {written_options}" if options else ""
-    if form == "decorator":
-        decorator = f"@nnx.vmap({written_options})" if options else "@nnx.vmap"
-        lines += ["", decorator, *body, "", "", f"v0 = body({arguments})"]
-    elif form == "partial":
-        lines += ["", f"@partial(nnx.vmap{with_options})", *body, "", "", f"v0 = body({arguments})"]
-    elif form == "bound":
-        lines += ["", *body, "", "", f"f = nnx.vmap(body{with_options})", f"v0 = f({arguments})"]
-    elif form == "jit":
-        lines += ["", *body, "", "", f"v0 = jax.jit(nnx.vmap(body{with_options}))({arguments})"]
-    else:
-        lines += ["", *body, "", "", f"v0 = nnx.vmap(body{with_options})({arguments})"]
+    lines += _applied(form, body, options, f"({arguments}){pick}")
     statements = sum(1 for line in body if line.startswith("    b"))
     lines += [f"v{i + 1} = seen[{i}]" for i in range(statements)]
     return math.prod(sizes), header(HEADER, sizes, names_tuple, SHAPE, spec) + "\n".join(lines) + "\n"

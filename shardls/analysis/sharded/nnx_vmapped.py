@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import typed
-from shardls.analysis.sharded.vmapped import VMAP, Where, body_arguments, mapped_result
+from shardls.analysis.sharded.vmapped import VMAP, Run, Where, body_arguments, mapped_result
 from shardls.analysis.values import Const, FunctionV, Ref, Seq, Unknown, Value
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def nnx_vmapped_call(call: CallArgs, vmap: VmapV) -> Value | None:
         func,
         call.args,
         call.kwargs,
-        lambda elements: evaluator.call(func, elements, {}, node, frame),
+        lambda args, kwargs: evaluator.call(func, args, kwargs, node, frame),
     )
 
 
@@ -95,24 +95,25 @@ def _mapped(
     func: FunctionV,
     args: Sequence[Value],
     kwargs: Mapping[str, Value],
-    run: Callable[[list[Value]], Value],
+    run: Run,
 ) -> Value | None:
-    positional = _positional(evaluator, vmap, func, args, kwargs)
-    return None if positional is None else mapped_result(where, vmap.arguments, positional, run)
+    passed = _passed(evaluator, vmap, func, args, kwargs)
+    return None if passed is None else mapped_result(where, vmap.arguments, passed[0], run, passed[1])
 
 
-def _positional(
+def _passed(
     evaluator: Evaluator, vmap: Vmap, func: FunctionV, args: Sequence[Value], kwargs: Mapping[str, Value]
-) -> list[Value] | None:
-    """The positional arguments the vmap's rules apply to at a call, or None when Flax or JAX
-    refuses the call before tracing its body (or it is beyond this reading): with Flax's graph
-    mode resolved by name and defaults, else as written and without keywords (`jax.vmap`
-    requires one `in_axes` entry per positional argument)."""
+) -> tuple[list[Value], dict[str, Value]] | None:
+    """The positional and keyword arguments the vmap's rules apply to at a call, or None when
+    Flax refuses the call before tracing its body (or it is beyond this reading): in Flax's graph
+    mode all resolved to positions by name and defaults, else as written (`jax.vmap` maps the
+    keyword arguments over axis 0)."""
     if func.bound is not None or vmap.refused:
         return None  # (a bound method is not read: Flax refuses one of a Module)
     if not vmap.resolves:
-        return None if kwargs else list(args)
-    return flax_arguments(evaluator, func.func, args, kwargs)
+        return list(args), dict(kwargs)
+    positional = flax_arguments(evaluator, func.func, args, kwargs)
+    return None if positional is None else (positional, {})
 
 
 def flax_arguments(
@@ -222,7 +223,7 @@ def vmapped_function_call(
             func,
             args,
             kwargs,
-            lambda elements: evaluator.call_function(func, elements, {}, frame),
+            lambda args, kwargs: evaluator.call_function(func, args, kwargs, frame),
         )
     return found if found is not None else Unknown(f"the result of the vmapped {info.name}()")
 
@@ -242,18 +243,20 @@ def body_locals(
     array the vmap passes as one element (unknown when the call is refused or cannot be read).
     Other values (rngs, modules, the layers a stacking vmap creates from them) are left as
     bound."""
-    names = [a.arg for a in [*info.node.args.posonlyargs, *info.node.args.args]]
-    values = _positional(evaluator, vmap, FunctionV(info), args, kwargs)
+    passed = _passed(evaluator, vmap, FunctionV(info), args, kwargs)
+    positional, keywords = passed if passed is not None else ([], {})
     arguments = vmap.arguments
     elements = (
-        body_arguments(values, arguments.get("in_axes"), arguments.get("spmd_axis_name"))
-        if values is not None
+        body_arguments(
+            positional, arguments.get("in_axes"), arguments.get("spmd_axis_name"), list(keywords.values())
+        )
+        if passed is not None
         else []
     )
+    names = [a.arg for a in [*info.node.args.posonlyargs, *info.node.args.args]][: len(positional)]
+    inner = dict(zip([*names, *keywords], elements, strict=False))
     found = dict(bound)
-    for index, name in enumerate(names):
-        if typed(bound.get(name)) is not None:
-            found[name] = (
-                elements[index] if index < len(elements) else Unknown("an element of a vmapped argument")
-            )
+    for name, value in bound.items():
+        if typed(value) is not None:
+            found[name] = inner.get(name, Unknown("an element of a vmapped argument"))
     return found
