@@ -75,6 +75,8 @@ graphdef, everything = nnx.split(model)
 a = jax.device_put(pure["w"], NamedSharding(mesh, specs["w"].value))
 b = jax.device_put(pure["experts"][1]["kernel"], shardings["w"].value)
 c = jax.device_put(everything["experts"][0]["bias"].value, NamedSharding(mesh, specs["experts"][0]["bias"].value))
+variables = nnx.pure(nnx.variables(model, nnx.Param))
+e = jax.device_put(variables["table"]["emb"]["embedding"], rep)
 x = pure["norm"]["scale"]
 d = jax.device_put(jnp.asarray(getattr(x, "value", x)[...], jnp.float32), rep)
 """
@@ -84,6 +86,7 @@ d = jax.device_put(jnp.asarray(getattr(x, "value", x)[...], jnp.float32), rep)
     assert site_named(analysis, "b").shard_shape is None  # a rank-3 spec on a rank-2 array: SH002
     assert site_named(analysis, "c").shard_shape == (32,)  # unannotated: P()
     assert site_named(analysis, "d").shape == (16,)
+    assert site_named(analysis, "e").shape == (10, 16)
     assert site_named(analysis, "d").dtype.name == "float32"
     assert [d.code for d in analysis.diagnostics] == ["SH002"]
 

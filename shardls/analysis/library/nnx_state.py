@@ -1,6 +1,6 @@
-"""Flax NNX parameter trees as values: `nnx.state(module[, filter])`, `nnx.split(module)`,
-`nnx.to_pure_dict(state[, fn])`, `nnx.get_partition_spec(state)` and
-`nnx.get_named_sharding(state, mesh)`.
+"""Flax NNX parameter trees as values: `nnx.state(module[, filter])` (and `nnx.variables`),
+`nnx.split(module)`, `nnx.to_pure_dict(state[, fn])` (and `nnx.pure`),
+`nnx.get_partition_spec(state)` and `nnx.get_named_sharding(state, mesh)`.
 
 Real code takes a model's parameters this way and hands them, as a pytree, to `jax.shard_map`,
 `jax.jit` or `device_put` (maxtext's DeepSeek layer: `fetch_weights(nnx.to_pure_dict(nnx.state(
@@ -75,10 +75,10 @@ def _container(call: CallArgs) -> Value | None:
     return given
 
 
-@calls("flax.nnx.state")
+@calls("flax.nnx.state", "flax.nnx.variables")
 def _state(call: CallArgs) -> Value | None:
     """`nnx.state(node)`: every variable; `nnx.state(node, nnx.Param)`: one tree per filter
-    (several filters give a tuple of trees)."""
+    (several filters give a tuple of trees). `nnx.variables` gives the same tree."""
     trees = _trees(call, _receiver(call), call.args[1:])
     return trees[0] if len(trees) == 1 else Seq(tuple(trees))
 
@@ -91,10 +91,11 @@ def _split(call: CallArgs) -> Value | None:
     return Seq((Unknown("an NNX graph definition"), *trees))
 
 
-@calls("flax.nnx.to_pure_dict")
+@calls("flax.nnx.to_pure_dict", "flax.nnx.pure")
 def _to_pure_dict(call: CallArgs) -> Value | None:
-    """Each variable replaced by its value, or by `extract_fn(variable)` when given."""
-    function = call.get(1, "extract_fn")
+    """Each variable replaced by its value, or by `extract_fn(variable)` when given
+    (`nnx.pure(state)` keeps Flax's State type, which reads the same)."""
+    function = call.get(1, "extract_fn") if call.qualname.endswith("to_pure_dict") else None
     if function is not None and isinstance(function, Const) and function.value is None:
         function = None
 
