@@ -211,3 +211,33 @@ def test_a_decorated_vmap_body_never_runs_on_the_whole_arrays() -> None:
     analysis = Analyzer().analyze("/virtual/refused.py", REFUSED_BEFORE_TRACING)
     assert [d.code for d in analysis.diagnostics if d.severity is Severity.ERROR] == []
     assert not any(s.name == "v0" and s.jax_type for s in analysis.names)
+
+
+TWICE = """\
+# shardls: device-count=8
+import jax
+import jax.numpy as jnp
+from flax import nnx
+from jax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+jax.set_mesh(mesh)
+x = jax.device_put(jnp.zeros((4, 8, 16)), P(None, "X", "Y"))
+
+
+@nnx.vmap
+@nnx.vmap
+def twice(a):
+    t0 = a * 2
+    return t0
+
+
+v0 = twice(x)
+"""
+
+
+def test_a_body_under_two_vmaps_is_not_typed_as_under_one() -> None:
+    """Flax traces `twice` with `float32[16@Y]` (both leading dimensions mapped); one level read
+    would say `float32[8@X,16@Y]`. shardls reads one vmap per function, so it types neither."""
+    analysis = Analyzer().analyze("/virtual/twice.py", TWICE)
+    typed = {(s.name, s.jax_type) for s in analysis.names if s.jax_type and s.name in ("t0", "v0")}
+    assert typed == set(), typed

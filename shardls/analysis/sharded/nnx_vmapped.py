@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.sharded.propagate import typed
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 NNX_VMAP = "nnx.vmap"
 NNX_VMAP_API = "flax.nnx.vmap"
 _PARTIAL = "functools.partial"
+_TRANSFORMS = ("vmap", "scan", "shard_map", "pmap")
+"""Decorators that change what a function's body receives."""
 _TYPED_OPTIONS = ("spmd_axis_name", "axis_size")
 """The options of `nnx.vmap` besides the axes that decide a type (`axis_size` means none yet)."""
 
@@ -49,6 +51,9 @@ class Vmap:
     arguments: dict[str, Value]
     flax: bool
     resolves: bool
+    unread: bool = False
+    """Another transform of the arguments decorates the function too (`@nnx.vmap` twice,
+    `@nnx.scan`): what its body sees is not read."""
 
     @property
     def refused(self) -> bool:
@@ -108,7 +113,7 @@ def _passed(
     Flax refuses the call before tracing its body (or it is beyond this reading): in Flax's graph
     mode all resolved to positions by name and defaults, else as written (`jax.vmap` maps the
     keyword arguments over axis 0)."""
-    if func.bound is not None or vmap.refused:
+    if func.bound is not None or vmap.refused or vmap.unread:
         return None  # (a bound method is not read: Flax refuses one of a Module)
     if not vmap.resolves:
         return list(args), dict(kwargs)
@@ -166,12 +171,19 @@ def defining_frame(info: FunctionInfo) -> Frame:
 
 
 def decorator_vmap(evaluator: Evaluator, info: FunctionInfo, defined: Frame) -> Vmap | None:
-    """The vmap among `info`'s decorators (evaluated in `defined`), if there is one."""
+    """The vmap among `info`'s decorators (evaluated in `defined`), if there is one; unread when
+    another decorator transforms the arguments too."""
+    found = _first_vmap(evaluator, info, defined)
+    transforms = sum(1 for d in info.node.decorator_list if any(w in _written(d) for w in _TRANSFORMS))
+    return replace(found, unread=True) if found is not None and transforms > 1 else found
+
+
+def _first_vmap(evaluator: Evaluator, info: FunctionInfo, defined: Frame) -> Vmap | None:
     from shardls.analysis.library.nnx import VmapV, bare_transform
     from shardls.analysis.library.transforms import wrapper_arguments
 
     for decorator in info.node.decorator_list:
-        if not _mentions_vmap(decorator):
+        if "vmap" not in _written(decorator):
             continue
         if isinstance(decorator, ast.Call):
             wrapper = evaluator.evaluate(decorator.func, defined)
@@ -188,10 +200,10 @@ def decorator_vmap(evaluator: Evaluator, info: FunctionInfo, defined: Frame) -> 
 
 
 @functools.lru_cache(maxsize=4096)
-def _mentions_vmap(decorator: ast.expr) -> bool:
-    """Whether a decorator names vmap: decided once per decorator, since every call of a
-    decorated function asks."""
-    return "vmap" in ast.unparse(decorator)
+def _written(decorator: ast.expr) -> str:
+    """A decorator's text, unparsed once per decorator, since every call of a decorated function
+    asks what its decorators name."""
+    return ast.unparse(decorator)
 
 
 def vmapped_function_call(
@@ -207,7 +219,7 @@ def vmapped_function_call(
     stacked, library/nnx.py). Its body never runs on the caller's whole arrays: when the call is
     not typed (or another decorator wraps the vmap), its value is unknown."""
     info = func.func
-    if not any(_mentions_vmap(d) for d in info.node.decorator_list):
+    if not any("vmap" in _written(d) for d in info.node.decorator_list):
         return None
     if not any(typed(a) is not None for a in [*args, *kwargs.values()]):
         return None
