@@ -6,10 +6,10 @@ docs/sharding-types.md): the same body types, result types and refusals (SH333-S
 Flax's default graph mode the call's arguments are first resolved to positions like
 `inspect.signature(f).bind(*args, **kwargs)` followed by `apply_defaults()`: a keyword argument
 is mapped by the `in_axes` entry of its position, a parameter left to its default is passed (and
-mapped) too, a keyword-only parameter is a `TypeError`, and `in_axes` must then be an int, None
-or a *tuple* (a list is a pytree-prefix `ValueError`). With `graph=False` the arguments go to
-`jax.vmap` as written. Everything else (the mapping, the body's elements, the result) is
-`sharded/vmapped.py`, shared with `jax.vmap`.
+mapped) too, and a keyword-only parameter is a `TypeError`. With `graph=False` the arguments go
+to `jax.vmap` as written (a keyword argument mapped over axis 0). In both modes `in_axes` must be
+an int, None or a *tuple* (a list is a pytree-prefix `ValueError`). Everything else (the
+mapping, the body's elements, the result) is `sharded/vmapped.py`, shared with `jax.vmap`.
 
 A function decorated with a vmap (`@nnx.vmap`, `@nnx.vmap(...)`, `@partial(nnx.vmap, ...)`,
 `@jax.vmap`, `@partial(jax.vmap, ...)`) is called through `vmapped_function_call`: its body
