@@ -21,7 +21,6 @@ import math
 import random
 from pathlib import Path
 
-import pytest
 from body_types_support import (
     MESHES,
     Outcome,
@@ -200,11 +199,6 @@ v0 = body(x, y)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the evaluator still runs a called function's body on the caller's whole arrays before "
-    "decorated_call replaces its value: fixed once Evaluator.call asks vmapped_function_call first",
-)
 def test_a_decorated_vmap_body_never_runs_on_the_whole_arrays() -> None:
     """Flax refuses the `in_axes` list before tracing (a pytree `ValueError`), so nothing in the
     body is an error; on the whole arrays `x * y` would be (`f32[8@X,16] * f32[16@X]`)."""

@@ -16,6 +16,7 @@ from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.jit_types import decorated_call
 from shardls.analysis.sharded.manual import shard_mapped_function_call
+from shardls.analysis.sharded.nnx_vmapped import vmapped_function_call
 from shardls.analysis.values import (
     BoundMethod,
     ClassV,
@@ -84,6 +85,8 @@ def call(
         return result if result is not None else Unknown(f"result of {func.qualname}()")
     if isinstance(func, FunctionV):
         mapped = shard_mapped_function_call(evaluator, func, args, kwargs, frame)
+        if mapped is None and node is not None and func.func.node.decorator_list:
+            mapped = vmapped_function_call(evaluator, func, args, kwargs, node, frame)
         if mapped is not None:
             return mapped
         result = evaluator.call_function(func, args, kwargs, frame)

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from shardls.analysis.sharded.nnx_vmapped import vmapped_function_call
 from shardls.analysis.sharded.propagate import place, record_rejection, untyped_array
 from shardls.analysis.values import (
     ArrayV,
@@ -108,9 +107,6 @@ def decorated_call(
     when the function is decorated with jit shardings."""
     if node is None or not func.func.node.decorator_list:
         return result
-    vmapped = vmapped_function_call(evaluator, func, list(args), dict(kwargs), node, frame)
-    if vmapped is not None:
-        return vmapped
     options = decorator_options(evaluator, func)
     return result if options is None else jitted_call(evaluator, frame, node, options, args, kwargs, result)
 
