@@ -261,3 +261,32 @@ placed = jax.device_put(state, NamedSharding(mesh, P()))
         "placed[1]['bias']": (8,),
         "placed[1]['kernel']": (3, 8),
     }
+
+
+def test_a_pytree_attribute_is_unknown_and_a_config_is_left_out() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+import dataclasses
+
+@dataclasses.dataclass
+class Settings:
+    width: int = 4
+
+class Holder(nnx.Pytree):
+    def __init__(self, params):
+        self.params = nnx.data(params)
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        self.settings = Settings()
+        self.lin = nnx.Linear(4, 8, rngs=rngs)
+        self.holder = Holder(nnx.Param(jnp.zeros((3,))))
+
+s = nnx.state(Model(nnx.Rngs(0)), nnx.Param)
+keys = jax.device_put(jnp.zeros((len(s),)), rep)
+held = jax.device_put(s["holder"]["params"].value, rep)
+"""
+    )
+    assert site_named(analysis, "keys").shape == (2,)  # lin and the unknown holder; settings left out
+    assert site_named(analysis, "held").shape is None

@@ -40,6 +40,7 @@ from shardls.analysis.values import (
     Seq,
     ShardingV,
     SpecV,
+    TransformedV,
     Unknown,
     Value,
     options,
@@ -54,8 +55,13 @@ MAX_DEPTH = 12
 """Modules nested deeper than this give an unknown subtree."""
 Kinds = frozenset[str] | None
 """The variable types selected (`Param`, `BatchStat`, ...); None selects every type."""
-_STATIC = (Const, MeshV, SpecV, ShardingV, Ref, ClassV, FunctionV, DTypeV, InitializerV)
+_STATIC = (Const, MeshV, SpecV, ShardingV, Ref, ClassV, FunctionV, DTypeV, InitializerV, TransformedV)
 """Values Flax keeps as static attributes: never variables, never modules."""
+_PYTREE_LIBRARIES = ("flax.", "jax.", "equinox.", "chex.")
+"""A class deriving from one of these (`nnx.Pytree`, `nnx.Optimizer`, `struct.PyTreeNode`) may
+hold variables or arrays Flax walks."""
+_PYTREE_DECORATORS = ("register_dataclass", "register_pytree_node_class", "register_pytree_with_keys_class")
+"""Decorators that make a class a pytree (as does `@flax.struct.dataclass`): not static."""
 _BUILDERS = ("__init__", "__post_init__", "setup")
 _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "pop"})
 
@@ -145,10 +151,13 @@ class TreeBuilder:
     def _instance(self, instance: InstanceV, depth: int) -> Value | None:
         evaluator, frame = self.evaluator, self.frame
         bases = evaluator.base_qualnames(instance.cls, frame)
-        if MODULE not in bases:
-            return None  # a plain object (a config) is static to Flax
         classes = evaluator.mro(instance.cls, frame)
-        if bases - {MODULE} or any(_unseen_base(evaluator, klass, frame) for klass in classes):
+        unseen = any(_unseen_base(evaluator, klass, frame) for klass in classes)
+        if MODULE not in bases:
+            if unseen or any(b.startswith(_PYTREE_LIBRARIES) for b in bases) or _registered(classes):
+                return Unknown(f"{instance.cls.name} may be a pytree or graph node holding variables")
+            return None  # a plain object (a config) is static to Flax
+        if bases - {MODULE} or unseen:
             return Unknown(f"{instance.cls.name} also derives from a class shardls does not model")
         names = sorted({name for klass in classes for name in klass.self_assignments})
         mutated = {name for klass in classes for name in _mutated(klass)}
@@ -165,6 +174,15 @@ class TreeBuilder:
             (why for klass in classes if (why := _sets_elsewhere(klass, methods)) is not None), None
         )
         return _opened(tree, hidden) if hidden is not None else tree
+
+
+def _registered(classes: list[ClassInfo]) -> bool:
+    """Whether a class is declared a pytree (`@struct.dataclass`, `@jax.tree_util.register_dataclass`)."""
+    return any(
+        d.rsplit(".", 1)[-1] in _PYTREE_DECORATORS or d.endswith("struct.dataclass")
+        for klass in classes
+        for d in klass.decorators
+    )
 
 
 def _nested(entries: list[tuple[Value, Value | None]]) -> DictV | None:
