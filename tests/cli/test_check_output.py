@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from check_helpers import BAD, GOOD, HEADER, TYPO, check, check_json, column_of, put, write
 
+from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.rules import ALL_RULES
 
 SH001_MESSAGE = (
@@ -239,3 +241,25 @@ def test_sarif_uris_are_escaped(capsys: pytest.CaptureFixture[str], project: Pat
     document = json.loads(check(capsys, "--output-format", "sarif", "my file.py").out)
     location = document["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "my%20file.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_a_file_shardls_failed_on_is_not_counted_as_passed(
+    capsys: pytest.CaptureFixture[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    analyze = Analyzer.analyze
+
+    def failing_on_good(self: Analyzer, path: str, text: str, *args: Any, **kwargs: Any) -> Any:
+        if path.endswith("good.py"):
+            raise RuntimeError("a bug in shardls")
+        return analyze(self, path, text, *args, **kwargs)
+
+    monkeypatch.setattr(Analyzer, "analyze", failing_on_good)
+    result = check(capsys, "--no-cache", "good.py")
+    assert result.code == 2
+    assert "internal error while analysing good.py" in result.err
+    assert result.out.strip().endswith(
+        "No problems found (1 file). 1 of them could not be checked (see the internal errors above)."
+    )
+    result = check(capsys, "--no-cache", "good.py", "bad.py")
+    assert result.code == 2
+    assert "in 1 of 2 files. 1 of them could not be checked (see the internal errors above)." in result.out

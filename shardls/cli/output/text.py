@@ -47,12 +47,15 @@ def concise_line(report: FileReport, diagnostic: Diagnostic, style: Style) -> st
 
 
 def summary(reports: Sequence[FileReport]) -> str:
-    """`Found 3 problems (2 errors, 1 warning) in 2 of 5 files.`, or that all checks passed."""
+    """`Found 3 problems (2 errors, 1 warning) in 2 of 5 files.`, or that all checks passed; a file
+    shardls failed on is never counted as passed, so the line says how many were not checked."""
     files = f"{len(reports)} file{'' if len(reports) == 1 else 's'}"
+    failed = sum(1 for report in reports if report.internal_error)
+    unchecked = f" {failed} of them could not be checked (see the internal errors above)." if failed else ""
     counts = Counter(d.severity.value for _, d in diagnostics(reports))
     total = sum(counts.values())
     if not total:
-        return f"All checks passed ({files})."
+        return f"No problems found ({files}).{unchecked}" if failed else f"All checks passed ({files})."
     kinds = ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in sorted(counts.items()))
     with_problems = sum(1 for report in reports if report.diagnostics)
-    return f"Found {total} problem{'' if total == 1 else 's'} ({kinds}) in {with_problems} of {files}."
+    return f"Found {total} problem{'' if total == 1 else 's'} ({kinds}) in {with_problems} of {files}.{unchecked}"
