@@ -207,11 +207,20 @@ params, stats = nnx.state(model, nnx.Param, nnx.BatchStat)
 mean = jax.device_put(stats["bn"]["mean"].value, rep)
 scale = jax.device_put(params["bn"]["scale"].value, rep)
 lost = jax.device_put(stats["lin"]["kernel"].value, rep)
+graphdef, taken, rest = nnx.split(model, nnx.Param, ...)
+var = jax.device_put(rest["bn"]["var"].value, rep)
+kernel = jax.device_put(taken["lin"]["kernel"].value, rep)
+gone = jax.device_put(rest["lin"]["kernel"].value, rep)
+keys = jax.device_put(jnp.zeros((len(rest),)), rep)
 """
     )
     assert site_named(analysis, "mean").shape == (6,)
     assert site_named(analysis, "scale").shape == (6,)
     assert site_named(analysis, "lost").shape is None
+    assert site_named(analysis, "var").shape == (6,)
+    assert site_named(analysis, "kernel").shape == (6, 2)
+    assert site_named(analysis, "gone").shape is None  # `...` is the rest: the kernel went to Param
+    assert site_named(analysis, "keys").shape == (1,)  # only `bn` has variables left
 
 
 def test_attributes_set_under_a_decided_condition_are_known() -> None:

@@ -18,7 +18,7 @@ import ast
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import spec_of
-from shardls.analysis.library.nnx_tree import FlaxLayerV, Kinds, TreeBuilder
+from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, Kinds, TreeBuilder
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import attributes, calls
 from shardls.analysis.recognizers.nnx import LAYER_NAMES
@@ -41,9 +41,6 @@ from shardls.analysis.values import (
 )
 from shardls.core import PartitionSpec
 
-_EVERYTHING = object()
-"""A filter that selects every variable (`...`, `True`)."""
-
 
 @calls(*LAYER_NAMES)
 def _layer(call: CallArgs) -> Value | None:
@@ -59,7 +56,7 @@ def _layer_variable(
     """`layer.kernel`: the parameter as `nnx.state(layer)` has it."""
     if not isinstance(base, (FlaxLayerV, LayerV)):
         return None
-    tree = TreeBuilder(base.call.evaluator, base.call.frame, None).state(base)
+    tree = TreeBuilder(base.call.evaluator, base.call.frame, EVERY_KIND).state(base)
     return tree.get(attr) if isinstance(tree, DictV) else None
 
 
@@ -128,32 +125,35 @@ def _get_named_sharding(call: CallArgs) -> Value | None:
 
 
 def _trees(call: CallArgs, node: Value, filters: list[Value]) -> list[Value]:
-    selections = [_kinds(f) for f in filters] or [_EVERYTHING]
+    """One tree per filter; as in Flax, a variable goes to the first filter that selects it
+    (`nnx.split(model, nnx.Param, ...)`: `...` is the rest)."""
     found: list[Value] = []
-    for kinds in selections:
-        if kinds is None:
+    taken: Kinds | None = frozenset()
+    for kinds in [_kinds(f) for f in filters] or [EVERY_KIND]:
+        if kinds is None or taken is None:
             found.append(Unknown("an NNX filter shardls does not read"))
+            taken = None  # what the later filters get is not known either
             continue
-        selected: Kinds = None if kinds is _EVERYTHING else kinds  # type: ignore[assignment]
-        tree = TreeBuilder(call.evaluator, call.frame, selected).state(node)
+        tree = TreeBuilder(call.evaluator, call.frame, kinds - taken).state(node)
         found.append(tree if tree is not None else DictV((), ()))
+        taken |= kinds
     return found
 
 
-def _kinds(written: Value) -> frozenset[str] | object | None:
-    """The variable types a filter selects; `_EVERYTHING` for `...`/True; None when not read
-    (a predicate, a path filter, a variable type not modelled)."""
+def _kinds(written: Value) -> Kinds | None:
+    """The variable types a filter selects (`...`/True: every type); None when not read (a
+    predicate, a path filter, a variable type not modelled)."""
     if (isinstance(written, Ref) and written.qualname == "builtins.Ellipsis") or (
         isinstance(written, Const) and written.value is True
     ):
-        return _EVERYTHING
+        return EVERY_KIND
     if isinstance(written, Ref) and written.qualname.startswith("flax.nnx."):
         kind = written.qualname.rsplit(".", 1)[-1]
         return frozenset({kind}) if kind in VARIABLE_KINDS else None
     if isinstance(written, Seq):  # a tuple of filters selects their union
         parts = [_kinds(item) for item in written.items]
-        if all(isinstance(part, frozenset) for part in parts):
-            return frozenset().union(*parts)  # type: ignore[arg-type]
+        if all(part is not None for part in parts):
+            return frozenset().union(*(part for part in parts if part is not None))
     return None
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx import RngsV
-from shardls.analysis.library.nnx_variables import VariableV, stacked_creation
+from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV, stacked_creation
 from shardls.analysis.scopes import ClassInfo
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.values import (
@@ -53,8 +53,11 @@ if TYPE_CHECKING:
 MODULE = "flax.nnx.Module"
 MAX_DEPTH = 12
 """Modules nested deeper than this give an unknown subtree."""
-Kinds = frozenset[str] | None
-"""The variable types selected (`Param`, `BatchStat`, ...); None selects every type."""
+Kinds = frozenset[str]
+"""The variable types selected (`Param`, `BatchStat`, ...); `OTHER_KINDS` stands for the types
+shardls does not model (the rngs' stream variables, ...)."""
+OTHER_KINDS = "*"
+EVERY_KIND: Kinds = frozenset({*VARIABLE_KINDS, OTHER_KINDS})
 _STATIC = (Const, MeshV, SpecV, ShardingV, Ref, ClassV, FunctionV, DTypeV, InitializerV, TransformedV)
 """Values Flax keeps as static attributes: never variables, never modules."""
 _PYTREE_LIBRARIES = ("flax.", "jax.", "equinox.", "chex.")
@@ -90,7 +93,7 @@ class TreeBuilder:
         if isinstance(value, Choice):
             return self._either([self.state(option, depth) for option in options(value)])
         if isinstance(value, VariableV):
-            return value if self.kinds is None or value.kind in self.kinds else None
+            return value if value.kind in self.kinds else None
         if isinstance(value, (FlaxLayerV, LayerV)):
             if stacked_creation(value.call.frame):
                 return Unknown("a layer made under nnx.vmap/nnx.scan, whose stacked axis is not known here")
@@ -112,7 +115,7 @@ class TreeBuilder:
 
     @property
     def _params_only(self) -> bool:
-        return self.kinds is not None and self.kinds <= {"Param"}
+        return self.kinds <= {"Param"}
 
     def _either(self, states: list[Value | None]) -> Value | None:
         """Both branches of a condition: the same tree, or a choice; unknown when only some
@@ -133,18 +136,18 @@ class TreeBuilder:
 
         kind = call.qualname.rsplit(".", 1)[-1]
         leaves: list[tuple[str, Value]] = []
-        if self.kinds is None or "Param" in self.kinds:
+        if "Param" in self.kinds:
             unread = call.get(None, "param_dtype") is not None
             for param in layer_params(call):
                 dtype = param.dtype or (None if unread else FLOAT32)
                 leaves.append((param.name, VariableV("Param", ArrayV(param.shape, dtype), param.annotation)))
-        if kind == "BatchNorm" and (self.kinds is None or "BatchStat" in self.kinds):
+        if kind == "BatchNorm" and "BatchStat" in self.kinds:
             features = call.get(0, "num_features") or Unknown("num_features", symbol="num_features")
             leaves += [
                 (name, VariableV("BatchStat", ArrayV((features,), FLOAT32))) for name in ("mean", "var")
             ]
         tree = _from_paths(leaves)
-        if kind == "MultiHeadAttention" and not self._params_only and self.kinds != frozenset({"BatchStat"}):
+        if kind == "MultiHeadAttention" and "Cache" in self.kinds:
             return _opened(tree, "the decode cache `init_cache` adds")
         return tree
 
