@@ -42,7 +42,7 @@ from shardls.core import Severity, parse_dtype
 
 _TRIGGER = re.compile(
     r"Mesh|mesh|PartitionSpec|\bPS?\(|Sharding|device_put|sharding|reshard|shard_map|with_partitioning|"
-    r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit"
+    r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit|Dense|partitioning"
 )
 
 _CACHED_FILES = 64

@@ -77,6 +77,7 @@ def tables() -> tuple[
         collectives,
         differentiation,
         dtype_info,
+        linen,
         meshes,
         nnx,
         nnx_state,

@@ -12,6 +12,8 @@ def load() -> None:
         return
     from shardls.analysis.recognizers import (  # noqa: F401
         jit,
+        linen,
+        linen_modules,
         meshes,
         nnx,
         placement,

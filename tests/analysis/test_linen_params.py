@@ -1,0 +1,223 @@
+"""Flax Linen parameters: `nn.Dense/DenseGeneral/Embed/LayerNorm/RMSNorm/Conv` with a partitioned
+`*_init`, and `self.param(...)`, inside `@nn.compact` methods.
+
+Flax is the judge of shapes and specs: random layer programs (seeded) are initialised by Flax
+in a subprocess, each boxed parameter's names renamed by `nn.logical_to_mesh_axes` when they are
+logical, and each shardls `param` site must have the same global shape and mesh spec.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from analysis_helpers import analyze, site_named
+
+from shardls.analysis.recognizers.linen import NOT_PLACED
+from shardls.core import Severity
+
+RULES = (("embed", "data"), ("hidden", "model"), ("vocab", "model"), ("heads", "model"))
+_HEADER = """\
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+RULES = {rules!r}
+init = nn.initializers.lecun_normal()
+"""
+
+
+def _program(body: str, input_shape: tuple[int, ...], logical: bool) -> str:
+    """One module whose `__call__` holds `body`, initialised on an input of `input_shape`
+    (under the rules when `logical`)."""
+    run = f"variables = Model().init(jax.random.key(0), jnp.ones({input_shape!r}))"
+    if logical:
+        run = f"with nn.logical_axis_rules(RULES):\n    {run}"
+    return (
+        _HEADER.format(rules=RULES)
+        + "\n\nclass Model(nn.Module):\n    @nn.compact\n    def __call__(self, x):\n"
+        + textwrap.indent(body, "        ")
+        + "\n        return x\n\n\n"
+        + run
+        + "\n"
+    )
+
+
+def _cases(seed: int) -> list[tuple[str, tuple[int, ...], bool, dict[str, tuple[int, ...]]]]:
+    """Layer programs with random sizes; each with the sites it must give (name -> rank)."""
+    rng = random.Random(seed)
+    d, f, v = rng.choice((8, 16, 24, 32)), rng.choice((8, 16, 40, 64)), rng.choice((32, 48, 96))
+    heads, head_dim = rng.choice((2, 4, 8)), rng.choice((4, 8))
+    w = rng.choice((3, 5))
+    p = "nn.with_partitioning"
+    lp = "nn.with_logical_partitioning"
+    return [
+        (
+            f"x = nn.Dense({f}, kernel_init={p}(init, (None, 'model')))(x)",
+            (4, d),
+            False,
+            {"Dense_0.kernel": ()},
+        ),
+        (
+            f"x = nn.Dense(features={f}, kernel_init={lp}(init, ('embed', 'hidden')),"
+            f" bias_init={lp}(nn.initializers.zeros, ('hidden',)))(x)",
+            (2, 3, d),
+            True,
+            {"Dense_0.kernel": (), "Dense_0.bias": ()},
+        ),
+        (
+            f"x = nn.DenseGeneral(({heads}, {head_dim}), kernel_init={lp}(init, ('embed', 'heads', None)),"
+            " use_bias=False)(x)",
+            (4, d),
+            True,
+            {"DenseGeneral_0.kernel": ()},
+        ),
+        (
+            f"e = nn.Embed({v}, {d}, embedding_init={lp}(nn.initializers.normal(), ('vocab', 'embed')))\n"
+            "x = e(jnp.zeros((2,), jnp.int32))",
+            (2,),
+            True,
+            {"Embed_0.embedding": ()},
+        ),
+        (
+            f"x = nn.LayerNorm(scale_init={lp}(nn.initializers.ones, ('embed',)),"
+            f" bias_init={p}(nn.initializers.zeros, ('data',)))(x)",
+            (4, d),
+            True,
+            {"LayerNorm_0.scale": (), "LayerNorm_0.bias": ()},
+        ),
+        (
+            f"x = nn.Conv({f}, ({w}, {w}), kernel_init={p}(init, (None, None, None, 'model')))(x)",
+            (1, 6, 6, d),
+            False,
+            {"Conv_0.kernel": ()},
+        ),
+        (
+            f"w = self.param('w', {p}(nn.initializers.zeros, ('data', 'model')), ({d}, x.shape[-1]))\n"
+            f"u = self.param('u', {lp}(nn.initializers.zeros, ('hidden', 'embed')), (x.shape[-1], {f}), jnp.bfloat16)",
+            (4, f),
+            True,
+            {"w": (), "u": ()},
+        ),
+    ]
+
+
+FLAX_SIDE = textwrap.dedent(
+    """
+    import json, sys
+    import jax
+    import flax.linen as nn
+    from flax import traverse_util
+
+    results = []
+    for source in json.load(sys.stdin):
+        namespace = {}
+        exec(source, namespace)
+        variables = namespace["variables"]
+        boxed = traverse_util.flatten_dict(variables["params"], sep=".")
+        flat = traverse_util.flatten_dict(nn.meta.unbox(variables)["params"], sep=".")
+        flat_specs = {
+            name: nn.logical_to_mesh_axes(box.names, namespace["RULES"])
+            if isinstance(box, nn.LogicallyPartitioned) else box.get_partition_spec()
+            for name, box in boxed.items() if isinstance(box, nn.Partitioned)
+        }
+        results.append({
+            name: {"shape": list(a.shape), "dtype": str(a.dtype), "spec": list(flat_specs.get(name, ()))}
+            for name, a in flat.items()
+        })
+    print(json.dumps(results))
+    """
+)
+
+
+def _flax(sources: list[str]) -> list[dict[str, Any]]:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    out = subprocess.run(
+        [sys.executable, "-c", FLAX_SIDE],
+        input=json.dumps(sources),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    result: list[dict[str, Any]] = json.loads(out.stdout)
+    return result
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_layer_shapes_and_specs_agree_with_flax(seed: int) -> None:
+    cases = _cases(seed)
+    sources = [_program(body, shape, logical) for body, shape, logical, _ in cases]
+    expected = _flax(sources)
+    for source, (_, _, _, sites), flax in zip(sources, cases, expected):
+        analysis = analyze(source)
+        for name in sites:
+            site = site_named(analysis, name)
+            assert list(site.shape or ()) == flax[name]["shape"], (name, source)
+            assert site.dtype is not None and site.dtype.name == flax[name]["dtype"], (name, source)
+            assert site.spec is not None
+            padded = list(site.spec.entries) + [None] * (len(flax[name]["shape"]) - len(site.spec.entries))
+            assert padded == flax[name]["spec"] + [None] * (len(padded) - len(flax[name]["spec"])), (
+                name,
+                source,
+            )
+        assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR], source
+
+
+def test_unknown_input_is_a_named_size_and_missing_rules_leave_the_axes_unknown() -> None:
+    """A module nobody visibly applies: the input's dimension is named, never guessed, and logical
+    names with no rules in effect have no mesh axes yet (no mesh, no layout)."""
+    analysis = analyze(
+        """
+        import jax
+        from flax import linen as nn
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+        class Block(nn.Module):
+            width: int = 64
+
+            @nn.compact
+            def __call__(self, x):
+                y = nn.Dense(self.width, kernel_init=nn.with_partitioning(nn.initializers.zeros, (None, "model")))(x)
+                return nn.Dense(8, kernel_init=nn.with_logical_partitioning(nn.initializers.zeros, ("mlp", "embed")))(y)
+        """
+    )
+    first = site_named(analysis, "Dense_0.kernel")
+    assert first.shape is not None and first.shape[1] == 64 and not isinstance(first.shape[0], int)
+    assert first.mesh is not None and first.mesh.fallback
+    logical = site_named(analysis, "Dense_1.kernel")
+    assert logical.mesh is None and logical.layout is None
+    assert logical.shape is not None and logical.shape[1] == 8
+
+
+def test_a_rejected_layout_is_a_warning_that_says_linen_only_records_names() -> None:
+    analysis = analyze(
+        """
+        import jax
+        import jax.numpy as jnp
+        from flax import linen as nn
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+        class Block(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return self.param("w", nn.with_partitioning(nn.initializers.zeros, ("model",), mesh), (6,))
+
+        with jax.set_mesh(mesh):
+            Block().init(jax.random.key(0), jnp.ones((2, 3)))
+        """
+    )
+    problems = [d for d in analysis.diagnostics if d.code == "SH001"]
+    assert problems and all(d.severity is Severity.WARNING for d in problems)
+    assert NOT_PLACED in problems[0].assumptions
+    assert site_named(analysis, "w").spec is not None
