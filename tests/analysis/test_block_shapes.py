@@ -118,3 +118,27 @@ c = jax.device_put(rng.integers(0, 9), NamedSharding(mesh, P()))
     assert site_named(analysis, "a").shard_shape == (4, 4)
     assert site_named(analysis, "b").shape is None
     assert site_named(analysis, "c").shape is None
+
+
+def test_a_parameter_given_a_pytree_sees_the_tree_of_its_blocks() -> None:
+    """maxtext deepseek_batchsplit.gather_weights: `fn(weights)` unpacks a nested tuple of
+    weights split by a nested tuple of in_specs; its outputs follow from the blocks."""
+    analysis = analyze(
+        HEADER
+        + """
+def fn(weights):
+    norm, (wq, scale) = weights
+    return norm, (jax.lax.all_gather(wq, "fsdp", tiled=True), scale)
+
+weights = (jnp.ones((8,)), (jnp.ones((8, 4)), {"s": jnp.ones((4,))}["s"]))
+gathered = jax.shard_map(
+    fn,
+    mesh=mesh,
+    in_specs=((P(None), (P("fsdp", None), P(None))),),
+    out_specs=(P(None), (P(None, None), P(None))),
+    check_vma=False,
+)(weights)
+"""
+    )
+    outputs = {s.name: s.shape for s in analysis.sites if s.kind.value == "shard_map_out"}
+    assert outputs == {"gathered[0]": (8,), "gathered[1][0]": (8, 4), "gathered[1][1]": (4,)}

@@ -9,7 +9,9 @@ too; its global shape is the block times the sizes of the mesh axes in `out_spec
 
 from __future__ import annotations
 
+import ast
 import math
+import re
 from dataclasses import replace
 
 from shardls.analysis.evaluator import Evaluator
@@ -44,8 +46,10 @@ from shardls.analysis.sites import SiteBuilder, recognizes, shape_reason
 from shardls.analysis.values import (
     ArrayV,
     Const,
+    DictV,
     MeshV,
     Origin,
+    Seq,
     SpecV,
     Unknown,
     Value,
@@ -308,8 +312,51 @@ def _blocks(
             if rejection is not None:
                 rejected.append((pair, rejection))
         blocks[pair.label] = value
-    values = {name: blocks.get(name, Unknown(f"block of {name} in shard_map")) for name in app.parameters}
+    values = {
+        name: blocks.get(name) or _assembled(name, blocks) or Unknown(f"block of {name} in shard_map")
+        for name in app.parameters
+    }
     return values, rejected
+
+
+_PATH_STEP = re.compile(r"\[(\d+|'[^']*')\]")
+"""One step of a leaf's path as `pair_tree` writes it: `[0]` in a tuple, `['kernel']` in a dict."""
+
+
+def _assembled(name: str, blocks: dict[str, Value]) -> Value | None:
+    """A parameter that receives a pytree (`fn(weights)` with `in_specs=((P(...), (P(...), ...)),)`):
+    the tree of its leaves' blocks, rebuilt from their paths (`weights[1][0]`); None when no leaf
+    is below it. A position no leaf reaches is unknown."""
+    tree: _Tree = {}
+    for label, block in blocks.items():
+        if not label.startswith(name + "["):
+            continue
+        steps = _PATH_STEP.findall(label[len(name) :])
+        if "".join(f"[{step}]" for step in steps) != label[len(name) :]:
+            return None  # a path this reading does not know (a key that is not a string)
+        node = tree
+        for step in steps[:-1]:
+            child = node.setdefault(ast.literal_eval(step), {})
+            if not isinstance(child, dict):
+                return None
+            node = child
+        node[ast.literal_eval(steps[-1])] = block
+    return _tree_value(tree) if tree else None
+
+
+_Tree = dict[int | str, "_Tree | Value"]
+
+
+def _tree_value(node: _Tree | Value) -> Value:
+    if not isinstance(node, dict):
+        return node
+    indices = [key for key in node if isinstance(key, int)]
+    if len(indices) == len(node):
+        length = max(indices) + 1
+        return Seq(
+            tuple(_tree_value(node.get(i, Unknown("a block no in_spec reaches"))) for i in range(length))
+        )
+    return DictV(tuple(Const(key) for key in node), tuple(_tree_value(item) for item in node.values()))
 
 
 def _check_vma(app: Application) -> bool | None:
