@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from check_helpers import check, write
 
+from shardls.analysis import recognizers
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.settings import Settings
 from shardls.cli import check_files
@@ -95,7 +96,7 @@ def test_workers_start_only_for_enough_files_and_enough_source(monkeypatch: pyte
     small repository is checked in this process, where workers would cost more than they save."""
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     per_file = check_files.PARALLEL_MIN_BYTES // 8
-    assert check_files.worker_count(_jobs(check_files.PARALLEL_MIN_FILES - 1, 10**9)) == 1
+    assert check_files.worker_count(_jobs(check_files.PARALLEL_MIN_FILES - 1, 10**6)) == 1
     assert check_files.worker_count(_jobs(16, per_file)) == 2
     assert check_files.worker_count(_jobs(20, per_file)) == 2
     assert check_files.worker_count(_jobs(24, per_file)) == 3
@@ -103,3 +104,19 @@ def test_workers_start_only_for_enough_files_and_enough_source(monkeypatch: pyte
     assert check_files.worker_count(_jobs(16, 10)) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: 1)
     assert check_files.worker_count(_jobs(100, per_file)) == 1
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or (os.cpu_count() or 1) == 1, reason="workers fork only on Linux"
+)
+def test_the_recognizers_are_imported_once_before_the_workers_fork(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even where no file builds a mesh (the index then needs no recognizer), the workers
+    inherit them instead of each importing them."""
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", **{f"m{i:02}.py": "x = 1\n" for i in range(20)}})
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
+    monkeypatch.setattr(recognizers, "_loaded", False)
+    check(capsys, "--no-cache", "--output-format", "json")
+    assert recognizers._loaded
