@@ -199,25 +199,54 @@ def test_unknown_input_is_a_named_size_and_missing_rules_leave_the_axes_unknown(
     assert logical.shape is not None and logical.shape[1] == 8
 
 
+_PLACED_LATER = """
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return self.param("w", nn.with_partitioning(nn.initializers.zeros, ("model",){mesh}), (6,))
+
+{run}
+"""
+
+
 def test_a_rejected_layout_is_a_warning_that_says_linen_only_records_names() -> None:
-    analysis = analyze(
-        """
-        import jax
-        import jax.numpy as jnp
-        from flax import linen as nn
-
-        mesh = jax.make_mesh((2, 4), ("data", "model"))
-
-        class Block(nn.Module):
-            @nn.compact
-            def __call__(self, x):
-                return self.param("w", nn.with_partitioning(nn.initializers.zeros, ("model",), mesh), (6,))
-
-        with jax.set_mesh(mesh):
-            Block().init(jax.random.key(0), jnp.ones((2, 3)))
-        """
-    )
+    """Without `mesh=` Linen lays nothing out here: JAX rejects the layout only where the
+    variables are placed, so the problem is a warning naming that."""
+    run = "with jax.set_mesh(mesh):\n    Block().init(jax.random.key(0), jnp.ones((2, 3)))"
+    analysis = analyze(_PLACED_LATER.format(mesh="", run=run))
     problems = [d for d in analysis.diagnostics if d.code == "SH001"]
     assert problems and all(d.severity is Severity.WARNING for d in problems)
     assert NOT_PLACED in problems[0].assumptions
-    assert site_named(analysis, "w").spec is not None
+
+
+@pytest.mark.parametrize(
+    ("run", "code", "severity"),
+    [
+        ("Block().init(jax.random.key(0), jnp.ones((2, 3)))", "SH001", Severity.ERROR),
+        (
+            "@jax.jit\ndef create():\n    return Block().init(jax.random.key(0), jnp.ones((2, 3)))",
+            "SH007",
+            Severity.WARNING,
+        ),
+        # Applied where shardls does not look: under jit it would be padded, so no error.
+        ("jax.jit(Block().init)(jax.random.key(0), jnp.ones((2, 3)))", "SH001", Severity.WARNING),
+    ],
+)
+def test_with_a_mesh_linen_constrains_the_value_where_it_is_made(
+    run: str, code: str, severity: Severity
+) -> None:
+    """With `mesh=` Linen applies the constraint when `self.param` unboxes the value (checked with
+    Flax on an Auto mesh: eagerly an uneven shard raises IndivisibleError, inside jit it is
+    padded and comes back replicated)."""
+    source = _PLACED_LATER.format(mesh=", mesh", run=run).replace(
+        '("data", "model"))', '("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)'
+    )
+    analysis = analyze("# shardls: device-count=8\n" + source)
+    found = [d for d in analysis.diagnostics if d.code == code]
+    assert found and all(d.severity is severity for d in found), analysis.diagnostics

@@ -36,6 +36,8 @@ NOT_PLACED = (
     "variables are placed on this mesh (nn.get_sharding, jit out_shardings)"
 )
 """Why a problem at a Linen parameter is a warning: the parameter is not placed where it is made."""
+UNSEEN_APPLICATION = "the module is applied outside jit (where it is applied is not visible here)"
+CONSTRAINED = "mesh= given: Linen constrains the value to this layout when self.param unboxes it"
 
 # -- the layers: one shape formula each (checked with `jax.eval_shape(model.init, ...)`) --------
 
@@ -164,6 +166,7 @@ def _add_param(
     unknown = tuple(sorted({*written.unknown_entries, *translation.unresolved}))
     final = replace(written, spec=translation.spec, unknown_entries=unknown)
     mesh = None if translation.unresolved else _mesh(builder, visit, init, span)
+    constrained = isinstance(init.mesh, MeshV)
     builder.add_layout(
         SiteKind.PARAM,
         visit,
@@ -172,14 +175,32 @@ def _add_param(
         final,
         shape,
         dtype,
-        UsageContext.JIT,
+        _usage(init, visit.context),
         mesh,
         logical_spec=translation.logical if translation.logical != translation.spec else None,
         rule_chain=translation.chain,
-        assumptions=(NOT_PLACED,),
-        assumed=(NOT_PLACED,),
+        assumptions=(CONSTRAINED if constrained else NOT_PLACED,),
+        assumed=_assumed(constrained, visit.context),
         spec_span=written.span or init.span,
     )
+
+
+def _assumed(constrained: bool, context: Context) -> tuple[str, ...]:
+    """What a problem at the parameter rests on: that the variables are placed on this mesh, or,
+    for a value Linen constrains, that the module is applied outside `jit` when where it is
+    applied is not visible."""
+    if not constrained:
+        return (NOT_PLACED,)
+    return (UNSEEN_APPLICATION,) if context.unknown_caller and not context.inside_jit else ()
+
+
+def _usage(init: PartitionedInitV, context: Context) -> UsageContext:
+    """How JAX checks the layout: with `mesh=` on the annotation Linen constrains the value when
+    `self.param` unboxes it, which inside `jit` pads an uneven shard and outside rejects it;
+    otherwise as the `out_shardings` of the `jit` that places the variables."""
+    if not isinstance(init.mesh, MeshV):
+        return UsageContext.JIT
+    return UsageContext.WSC if context.inside_jit else UsageContext.WSC_EAGER
 
 
 def _translation(

@@ -71,7 +71,9 @@ def _applications(
         outer = _applied(visit) if with_input else None
         where = f"{owner.name}(...) at line {visit.frame.line_of(visit.call) + 1}"
         if outer is None:
-            built.append((instance, [], {}, _called_from(visit, where)))
+            # Applied where shardls does not see it (`jax.jit(model.init)(...)`): maybe under jit.
+            unseen = replace(_called_from(visit, where), unknown_caller=True, traced=None)
+            built.append((instance, [], {}, unseen))
             continue
         args, kwargs = evaluator.call_arguments(outer, visit.frame)
         applied.append((instance, args, kwargs, _called_from(visit, where)))
