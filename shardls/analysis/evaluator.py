@@ -101,9 +101,16 @@ class Evaluator:
 
     def spend(self, steps: int) -> bool:
         """Charge work done between questions (the walker's) to the budgets in force, so that
-        they bound all the work on a statement or file; False once one is used up."""
-        self._pools[:] = [max(0, left - steps) for left in self._pools]
-        if not self._pools or min(self._pools) > 0:
+        they bound all the work on a statement or file; False once one is used up. In place and
+        without a new list: the walker charges every statement it visits (435,000 times in a check
+        of maxtext)."""
+        pools = self._pools
+        used_up = False
+        for index, left in enumerate(pools):
+            if left <= steps:
+                left, used_up = steps, True
+            pools[index] = left - steps
+        if not used_up:
             return True
         self.exhausted += 1
         return False
