@@ -20,6 +20,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from shardls.analysis.facts import Diagnostic, FileAnalysis, MeshFact, Site, Span
 from shardls.server.analyses import Result
+from shardls.server.positions import to_client
 from shardls.server.units import Part, Unit
 
 LinesOf = Callable[[str], Sequence[str] | None]
@@ -149,8 +150,8 @@ def unit_location(codec: PositionCodec, unit: Unit, span: Span) -> types.Locatio
 
 def to_range(codec: PositionCodec, lines: Sequence[str], span: Span, first_line: int = 0) -> types.Range:
     """A span over `lines` as a client range, lines counted from `first_line` (a cell's start)."""
-    start = codec.position_to_client_units(lines, types.Position(span.line, span.column))
-    end = codec.position_to_client_units(lines, types.Position(span.end_line, span.end_column))
+    start = to_client(codec, lines, span.line, span.column)
+    end = to_client(codec, lines, span.end_line, span.end_column)
     return types.Range(
         types.Position(start.line - first_line, start.character),
         types.Position(end.line - first_line, end.character),

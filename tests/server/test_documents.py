@@ -15,6 +15,8 @@ from shardls.server.documents import EditorDocument, EditorWorkspace, lsp_lines
 SPLITLINES_ONLY = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """Line ends to `str.splitlines`, ordinary characters to LSP."""
 ALPHABET = ["a", "b", " ", "é", "𝓍", "\n", "\r\n", "\r", *SPLITLINES_ONLY]
+LF_ALPHABET = [c for c in ALPHABET if "\r" not in c]
+"""Without `\r`, an edit is applied to the lines it touches only (`EditorDocument`)."""
 
 
 def _reference_lines(text: str) -> list[tuple[str, str]]:
@@ -52,10 +54,12 @@ def _random_position(text: str, rng: random.Random) -> types.Position:
     return types.Position(line, rng.choice(columns))
 
 
-def _random_edit(text: str, rng: random.Random) -> types.TextDocumentContentChangePartial:
+def _random_edit(
+    text: str, rng: random.Random, alphabet: list[str]
+) -> types.TextDocumentContentChangePartial:
     first, second = _random_position(text, rng), _random_position(text, rng)
     start, end = sorted([first, second], key=lambda p: (p.line, p.character))
-    inserted = "".join(rng.choice(ALPHABET) for _ in range(rng.randrange(4)))
+    inserted = "".join(rng.choice(alphabet) for _ in range(rng.randrange(4)))
     return types.TextDocumentContentChangePartial(types.Range(start, end), inserted)
 
 
@@ -65,18 +69,20 @@ def _apply(text: str, change: types.TextDocumentContentChangePartial) -> str:
     return text[:start] + change.text + text[end:]
 
 
+@pytest.mark.parametrize("alphabet", [ALPHABET, LF_ALPHABET], ids=["all-line-ends", "lf-only"])
 @pytest.mark.parametrize("seed", range(20))
-def test_random_edits_land_where_an_lsp_client_puts_them(seed: int) -> None:
+def test_random_edits_land_where_an_lsp_client_puts_them(seed: int, alphabet: list[str]) -> None:
     rng = random.Random(seed)
-    text = "".join(rng.choice(ALPHABET) for _ in range(60))
+    text = "".join(rng.choice(alphabet) for _ in range(60))
     document = EditorDocument("file:///model.py", text)
     for _ in range(100):
-        change = _random_edit(text, rng)
+        change = _random_edit(text, rng, alphabet)
 
         document.apply_change(change)
         text = _apply(text, change)
 
         assert document.source == text
+        assert [line + end for line, end in _reference_lines(text) if line + end] == list(document.lines)
 
 
 def test_the_reference_is_not_what_pygls_does() -> None:
