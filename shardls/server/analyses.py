@@ -9,11 +9,16 @@ texts sent before it. The event loop stays free to read messages meanwhile.
 A result is reused while the unit's version, the settings and the `generation` are the same;
 `generation` counts changes to any open document, because a unit's results may depend on the
 modules it imports.
+
+The first analysis of a file in a session reads everything it depends on (no per-segment result
+of it is cached yet), so its diagnostics are stored on disk with those reads (`stored`); the
+next session's first publish of the same file takes them from there (`Analyses.stored`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +26,17 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.settings import Settings
+from shardls.config import Config
 from shardls.server.units import Unit
 
 if TYPE_CHECKING:
     from shardls.analysis.analyzer import Analyzer
     from shardls.analysis.workspace import Workspace
     from shardls.memory.model import Models
+    from shardls.server.stored import Stored
+
+ConfigOf = Callable[[str], Config]
+"""The configuration that applies to a file (where its cache folder is)."""
 
 _Key = tuple[object, int, Settings]
 
@@ -39,8 +49,15 @@ class Result:
 
 
 class Analyses:
-    def __init__(self, roots: list[Path]) -> None:
-        """`roots`: the workspace folders, where imports are resolved from."""
+    def __init__(self, roots: list[Path], config_of: ConfigOf | None = None) -> None:
+        """`roots`: the workspace folders, where imports are resolved from. `config_of`: the
+        configuration of a file, which says where its results are stored (None: nowhere)."""
+        self._roots = roots
+        self._config_of = config_of
+        self._analysed: set[str] = set()
+        """Files analysed in this session: the analyzer keeps parts of their results, so a later
+        analysis does not read everything again and cannot be stored."""
+        self._stores: dict[Path, Stored] = {}
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardls-analysis")
         # The analyzer is imported and built in the worker, off `initialize`'s path: the editor
         # gets its answer as fast as from an empty pygls server, and the import overlaps with it.
@@ -87,6 +104,18 @@ class Analyses:
 
         return file_models(self._workspace.result(), unit.path, unit.text, settings)
 
+    async def stored(self, unit: Unit, settings: Settings) -> Result | None:
+        """The diagnostics of this version of a file not analysed yet in this session, from the
+        persistent cache when they are there and still hold (None otherwise): a result with no
+        sites, to publish while the analysis runs."""
+        if unit.is_notebook or unit.path in self._analysed or unit.uri in self._latest:
+            return None
+        config = self._config(unit.path)
+        if config is None:
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._lookup, unit, settings, config)
+
     async def result(self, unit: Unit, settings: Settings) -> Result:
         """The analysis of this version of the unit: cached, already running, or started now."""
         key: _Key = (unit.version, self.generation, settings)
@@ -95,7 +124,10 @@ class Analyses:
             return latest[1]
         future = self._pending.get((unit.uri, key))
         if future is None:
-            future = asyncio.get_running_loop().run_in_executor(self._executor, self._analyze, unit, settings)
+            config = None if unit.is_notebook else self._config(unit.path)
+            future = asyncio.get_running_loop().run_in_executor(
+                self._executor, self._analyze, unit, settings, config
+            )
             self._pending[(unit.uri, key)] = future
             future.add_done_callback(lambda done: self._finished(unit.uri, key, done))
         # Shielded: a newer edit cancels the request that waits, not the analysis others share.
@@ -109,13 +141,63 @@ class Analyses:
         if not future.cancelled() and future.exception() is None:
             self._latest[uri] = (key, future.result())
 
-    def _analyze(self, unit: Unit, settings: Settings) -> Result:
+    def _config(self, path: str) -> Config | None:
+        return None if self._config_of is None else self._config_of(path)
+
+    def _analyzer_now(self) -> Analyzer:
         if self._analyzer is None:
             from shardls.analysis.analyzer import Analyzer
             from shardls.memory.diagnostics import memory_diagnostics
 
             self._analyzer = Analyzer(self._workspace.result(), producers=(memory_diagnostics,))
-        analysis = self._analyzer.analyze(unit.path, unit.text, settings)
+        return self._analyzer
+
+    def _store(self, unit: Unit, settings: Settings, config: Config | None) -> tuple[Stored, str] | None:
+        """Where the file's diagnostics are stored, and under which key (None: nowhere)."""
+        from shardls.server.stored import Stored, cache_folder, entry_key
+
+        folder = None if config is None else cache_folder(unit.path, self._roots, config)
+        if folder is None:
+            return None
+        store = self._stores.get(folder)
+        if store is None:
+            store = self._stores[folder] = Stored(folder)
+        return store, entry_key(unit.path, self._roots, settings, unit.text)
+
+    def _lookup(self, unit: Unit, settings: Settings, config: Config) -> Result | None:
+        place = self._store(unit, settings, config)
+        if place is None:
+            return None
+        store, key = place
+
+        def recompute(name: str) -> object:
+            # Only now: an entry that holds as it is is used without importing the analysis.
+            return self._analyzer_now().workspace_outcome(name, unit.path, unit.text, settings)
+
+        found = store.lookup(key, self._workspace.result(), unit.path, unit.text, recompute)
+        if found is None:
+            return None
+        diagnostics, device_count = found
+        return Result(unit, FileAnalysis(unit.path, (), (), diagnostics, device_count))
+
+    def _analyze(self, unit: Unit, settings: Settings, config: Config | None) -> Result:
+        from shardls.analysis.workspace import WorkspaceReads
+
+        analyzer = self._analyzer_now()
+        place = None if unit.path in self._analysed else self._store(unit, settings, config)
+        workspace = analyzer.workspace
+        reads = workspace.reads = None if place is None else WorkspaceReads()
+        try:
+            analysis = analyzer.analyze(unit.path, unit.text, settings)
+        finally:
+            workspace.reads = None
+        self._analysed.add(unit.path)
+        if place is not None and reads is not None:
+            store, key = place
+            # After this job: the result goes to the editor first.
+            self._executor.submit(
+                store.save, key, workspace, reads, analysis.diagnostics, analysis.device_count
+            )
         analysis.index_lines()
         return Result(unit, analysis)
 

@@ -8,6 +8,7 @@ rendering to `shardls.render`.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ class ShardServer(LanguageServer):
         """At `initialize`: analyse with imports resolved from the workspace folders, and keep
         the documents in an EditorWorkspace (pygls has just made its own, still empty)."""
         self.roots = roots
-        self.analyses = Analyses(roots)
+        self.analyses = Analyses(roots, self.settings.config_for)
         self.protocol._workspace = EditorWorkspace.like(self.workspace)
 
     def changed(self, uri: str | None) -> None:
@@ -237,11 +238,28 @@ class ShardServer(LanguageServer):
 
     async def view(self, uri: str) -> View | None:
         """The analysis of the document's current version (None: not a Python document)."""
-        unit = self.unit(uri)
-        if unit is None or not unit.parts or (uri != unit.uri and unit.part(uri) is None):
-            return None  # not Python, a notebook without code cells, or a Markdown cell
+        unit = self._analysed_unit(uri)
+        if unit is None:
+            return None
         result = await self.analyses.result(unit, self.settings.for_path(unit.path))
         return View(result, uri, self.workspace.position_codec, self.lines_of)
+
+    async def stored_view(self, uri: str) -> View | None:
+        """The diagnostics of the document's current version from the persistent cache, before
+        its first analysis in this session (None: not there; see `Analyses.stored`)."""
+        unit = self._analysed_unit(uri)
+        if unit is None:
+            return None
+        result = await self.analyses.stored(unit, self.settings.for_path(unit.path))
+        return None if result is None else View(result, uri, self.workspace.position_codec, self.lines_of)
+
+    def _analysed_unit(self, uri: str) -> Unit | None:
+        """The unit of a document that is analysed (None: not Python, a notebook without code
+        cells, or a Markdown cell)."""
+        unit = self.unit(uri)
+        if unit is None or not unit.parts or (uri != unit.uri and unit.part(uri) is None):
+            return None
+        return unit
 
     def lines_of(self, path: str) -> Sequence[str] | None:
         """A file's lines: the editor's text when it is open, else the disk's."""
@@ -266,7 +284,14 @@ class ShardServer(LanguageServer):
         return bool(value)
 
 
+SWITCH_INTERVAL = 0.001
+"""Seconds the analysis thread may hold the interpreter while the event loop waits for it
+(Python's default is 0.005): a hover whose analysis is done, 0.5 ms of work, waited up to 5 ms
+whenever the thread was busy with another file, a whole-model computation or the cache."""
+
+
 def create_server() -> ShardServer:
+    sys.setswitchinterval(SWITCH_INTERVAL)
     server = ShardServer()
     for feature in FEATURES:
         feature.register(server)

@@ -112,7 +112,11 @@ class SettingsStore:
         self._reported.clear()
 
     def for_path(self, path: str) -> Settings:
-        return merge_settings(self._config(Path(path).parent).layer, self.editor.layer, file=Path(path))
+        return merge_settings(self.config_for(path).layer, self.editor.layer, file=Path(path))
+
+    def config_for(self, path: str) -> Config:
+        """The configuration file that applies to a file (the defaults when none does)."""
+        return self._config(Path(path).parent)
 
     def _config(self, folder: Path) -> Config:
         config = self._configs.get(folder)

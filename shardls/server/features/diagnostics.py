@@ -21,6 +21,7 @@ from shardls.analysis.rules import rule_url
 from shardls.core import Severity
 from shardls.server.guard import background, handler
 from shardls.server.view import View
+from shardls.server.wire import Json, Serialised, publish, to_json
 
 if TYPE_CHECKING:
     from shardls.server.server import ShardServer
@@ -86,9 +87,12 @@ def register(server: ShardServer) -> None:
 class _Publisher:
     def __init__(self, server: ShardServer) -> None:
         self.server = server
-        self.published: dict[str, list[types.Diagnostic]] = {}
+        self.published: dict[str, list[Json]] = {}
+        """Per document, the diagnostics last published (as sent)."""
         self.documents: dict[str, tuple[str, ...]] = {}
         """Per unit, the documents (cells) last published, to clear those that went away."""
+        self.serialised: dict[str, Serialised] = {}
+        """Per unit, its diagnostics as sent, reused while they are the same (`wire`)."""
 
     @property
     def pulling(self) -> bool:
@@ -119,20 +123,30 @@ class _Publisher:
     def closed(self, uri: str, documents: Sequence[str]) -> None:
         self.server.debouncer.cancel(uri)
         self.server.analyses.forget(uri)
+        self.serialised.pop(uri, None)
         for document in {*documents, *self.documents.pop(uri, ())}:
             if self.published.pop(document, None) and not self.pulling:
-                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(document, []))
+                publish(self.server.protocol, document, [], None)
 
     async def publish(self, uri: str) -> None:
+        """The unit's diagnostics: from the persistent cache first when a file is opened (they
+        are what the analysis will give), then from its analysis."""
+        stored = await self.server.stored_view(uri)
+        if stored is not None:
+            self._send(stored)
         view = await self.server.view(uri)
         if view is not None:
             self._send(view)
 
     def _send(self, view: View) -> None:
         unit = view.unit
-        by_document: dict[str, list[types.Diagnostic]] = {part.uri: [] for part in unit.parts}
-        for diagnostic in view.analysis.diagnostics:
-            by_document[unit.part_at(diagnostic.span.line).uri].append(lsp_diagnostic(view, diagnostic))
+        protocol = self.server.protocol
+        diagnostics = view.analysis.diagnostics
+        serialised = self.serialised.setdefault(unit.uri, Serialised())
+        objects = serialised.objects(unit, diagnostics, lambda d: to_json(protocol, lsp_diagnostic(view, d)))
+        by_document: dict[str, list[Json]] = {part.uri: [] for part in unit.parts}
+        for diagnostic, data in zip(diagnostics, objects, strict=True):
+            by_document[unit.part_at(diagnostic.span.line).uri].append(data)
         for gone in set(self.documents.get(unit.uri, ())) - set(by_document):
             by_document[gone] = []
         self.documents[unit.uri] = tuple(part.uri for part in unit.parts)
@@ -140,6 +154,4 @@ class _Publisher:
         for document, items in by_document.items():
             if self.published.get(document) != items:
                 self.published[document] = items
-                self.server.text_document_publish_diagnostics(
-                    types.PublishDiagnosticsParams(document, items, versions.get(document))
-                )
+                publish(protocol, document, items, versions.get(document))

@@ -1,0 +1,88 @@
+"""Diagnostics as the JSON objects sent for them, made once per diagnostic and reused.
+
+pygls sends a notification by converting its lsprotocol objects to JSON with cattrs, every
+time; a file's diagnostics are published again after every edit, and almost all of them are the
+very objects the analysis kept from before (its per-segment cache). So each diagnostic is
+converted once (to lsprotocol, then by pygls's own converter, so the JSON is what pygls would
+send) and the plain object is reused while the diagnostic and the lines its positions are
+computed from are the same; the notification is written as plain JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol
+
+from shardls.analysis.facts import Diagnostic, Span
+from shardls.server.units import Unit
+from shardls.server.view import same_file
+
+Json = Any
+"""What `json` writes: dicts, lists, strings, numbers, None."""
+
+_Placement = tuple[tuple[str, int, str | None, str | None], ...] | None
+"""What the client positions of a diagnostic are computed from: for each of its spans, the
+document (cell) it lies in, that document's first line in the unit and the text of its first and
+last lines. None when a span lies in another file (its text is read anew each time)."""
+
+
+def placement(unit: Unit, diagnostic: Diagnostic) -> _Placement:
+    spans: list[Span] = [diagnostic.span]
+    for item in diagnostic.related:
+        if item.path is not None and not same_file(item.path, unit.path):
+            return None
+        spans.append(item.span)
+    placed = []
+    for span in spans:
+        part = unit.part_at(span.line)
+        placed.append(
+            (part.uri, part.first_line, _line(unit.lines, span.line), _line(unit.lines, span.end_line))
+        )
+    return tuple(placed)
+
+
+def _line(lines: Sequence[str], number: int) -> str | None:
+    return lines[number] if 0 <= number < len(lines) else None
+
+
+class Serialised:
+    """The JSON objects of one unit's diagnostics at its last publish, by diagnostic."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[Diagnostic, _Placement, Json]] = {}
+
+    def objects(
+        self, unit: Unit, diagnostics: Sequence[Diagnostic], convert: Callable[[Diagnostic], Json]
+    ) -> list[Json]:
+        """The JSON of each diagnostic, reusing last time's where nothing it rests on changed;
+        only these are kept (the entries hold their diagnostics, so no id is reused meanwhile)."""
+        made: dict[int, tuple[Diagnostic, _Placement, Json]] = {}
+        found = []
+        for diagnostic in diagnostics:
+            where = placement(unit, diagnostic)
+            before = self._made.get(id(diagnostic))
+            if before is not None and before[0] is diagnostic and where is not None and before[1] == where:
+                data = before[2]
+            else:
+                data = convert(diagnostic)
+            made[id(diagnostic)] = (diagnostic, where, data)
+            found.append(data)
+        self._made = made
+        return found
+
+
+def publish(protocol: LanguageServerProtocol, uri: str, diagnostics: list[Json], version: int | None) -> None:
+    """textDocument/publishDiagnostics with diagnostics already in JSON, sent without cattrs."""
+    params: dict[str, Json] = {"uri": uri, "diagnostics": diagnostics}
+    if version is not None:
+        params["version"] = version
+    message = {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
+    protocol._send_data(message)
+
+
+def to_json(protocol: LanguageServerProtocol, value: object) -> Json:
+    """An lsprotocol object as pygls would send it."""
+    return protocol._converter.unstructure(value)
