@@ -57,6 +57,13 @@ mesh does not scan the workspace again on every keystroke."""
 _WorkspaceMeshes = tuple[tuple[str, tuple[MeshFact, ...]], ...] | None
 """The meshes of the workspace's files, by file (None: the search ran out of steps)."""
 
+Progress = Callable[[Callable[[], FileAnalysis]], None]
+"""Told after each top-level statement is analysed how to get the analysis so far: the
+diagnostics of the statements done, as they will be reported, and no sites. They are a subset of
+the final ones (nothing later changes a statement's diagnostics; the suppressions that silence
+nothing, the parse errors and the whole-file checks come at the end), for a server to publish
+while a long file is analysed."""
+
 DiagnosticProducer = Callable[[Workspace, str, str, Settings], list[Diagnostic]]
 """A whole-file check that a layer above the analysis computes (the model-memory check, SH213):
 given the workspace, the file's path, its text and settings, its diagnostics. The caller passes
@@ -111,19 +118,21 @@ class Analyzer:
             OrderedDict()
         )
 
-    def analyze(self, path: str, text: str, settings: Settings | None = None) -> FileAnalysis:
+    def analyze(
+        self, path: str, text: str, settings: Settings | None = None, progress: Progress | None = None
+    ) -> FileAnalysis:
         """Analyse one file's text. The cyclic garbage collector is paused meanwhile: analysis
         allocates hundreds of thousands of AST nodes that would otherwise trigger repeated full
         collections (more than doubling the time); reference counting still frees garbage."""
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._analyze(path, text, settings or Settings())
+            return self._analyze(path, text, settings or Settings(), progress)
         finally:
             if was_enabled:
                 gc.enable()
 
-    def _analyze(self, path: str, text: str, settings: Settings) -> FileAnalysis:
+    def _analyze(self, path: str, text: str, settings: Settings, progress: Progress | None) -> FileAnalysis:
         oversized = too_large(text)
         if oversized is not None:
             return _not_analysed(path, oversized, settings)
@@ -171,6 +180,13 @@ class Analyzer:
         fresh: dict[tuple[int, int], _SegmentResult] = {}
         sites: list[Site] = []
         diagnostics: list[Diagnostic] = mesh_diagnostics
+        assumed = _assumed_count(pragmas, settings, device_count)
+
+        def so_far() -> FileAnalysis:
+            kept, _ = _reported(diagnostics, settings, pragmas, module, False, assumed)
+            meshes = tuple(builder.file_meshes)
+            return FileAnalysis(path, (), meshes, kept, device_count, tuple(module.source.errors))
+
         for segment in module.source.segments:
             if not segment.body or not walker.wanted(segment):
                 continue
@@ -181,18 +197,14 @@ class Analyzer:
             fresh[key] = result
             sites.extend(result.sites)
             diagnostics.extend(result.diagnostics)
+            if progress is not None:
+                progress(so_far)
         cache.segments = fresh
         diagnostics += _parse_diagnostics(module, pragmas)
         for produce in self.producers:
             diagnostics += produce(self.workspace, path, text, settings)
-        enabled = sorted(
-            {(d.span, d.code, d.message): d for d in diagnostics if settings.enabled(d.code)}.values(),
-            key=lambda d: (d.span, d.code),
-        )
         complete = bool(evaluator.budget_left)
-        assumed = _assumed_count(pragmas, settings, device_count)
-        split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
-        kept, silenced = expected_by_tests(split.kept, module.source), split.silenced
+        kept, silenced = _reported(diagnostics, settings, pragmas, module, complete, assumed)
         merged = merge_types(sites)
         ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=_site_order))
         names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=_site_order))
@@ -385,6 +397,24 @@ class Analyzer:
             if scope is None or scope.binding_key(name) != key:
                 return False
         return all(_callers_key(module, callee) == key for callee, key in result.callers)
+
+
+def _reported(
+    diagnostics: list[Diagnostic],
+    settings: Settings,
+    pragmas: Pragmas,
+    module: ModuleInfo,
+    complete: bool,
+    assumed: str | None,
+) -> tuple[tuple[Diagnostic, ...], tuple[Diagnostic, ...]]:
+    """The enabled diagnostics, each once and in order, split into those reported and those a
+    comment silences (`complete`: the whole file was analysed, so unused suppressions are known)."""
+    enabled = sorted(
+        {(d.span, d.code, d.message): d for d in diagnostics if settings.enabled(d.code)}.values(),
+        key=lambda d: (d.span, d.code),
+    )
+    split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
+    return expected_by_tests(split.kept, module.source), split.silenced
 
 
 def _first_line(segment: Segment) -> Span:
