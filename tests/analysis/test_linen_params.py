@@ -137,10 +137,11 @@ FLAX_SIDE = textwrap.dedent(
 )
 
 
-def _flax(sources: list[str]) -> list[dict[str, Any]]:
+def _flax(sources: list[str], script: str = FLAX_SIDE) -> list[dict[str, Any]]:
+    """Run `script` under Flax on 8 fake CPU devices with the programs on stdin."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
     out = subprocess.run(
-        [sys.executable, "-c", FLAX_SIDE],
+        [sys.executable, "-c", script],
         input=json.dumps(sources),
         capture_output=True,
         text=True,
@@ -250,3 +251,96 @@ def test_with_a_mesh_linen_constrains_the_value_where_it_is_made(
     analysis = analyze("# shardls: device-count=8\n" + source)
     found = [d for d in analysis.diagnostics if d.code == code]
     assert found and all(d.severity is severity for d in found), analysis.diagnostics
+
+
+TREE_PROGRAM = """
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+from jax.sharding import NamedSharding, PartitionSpec
+
+mesh = jax.make_mesh({mesh_shape!r}, ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+rules = {rules!r}
+
+
+class Block(nn.Module):
+    width: int
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Dense(self.width, kernel_init=nn.with_logical_partitioning(nn.initializers.zeros, ("embed", "mlp")))(x)
+        w = self.param("w", nn.with_logical_partitioning(nn.initializers.zeros, ("mlp", "embed")), (self.width, x.shape[-1]))
+        return jnp.dot(y, w)
+
+
+class Model(nn.Module):
+    layers: int
+    width: int
+
+    @nn.compact
+    def __call__(self, x):
+        x = nn.LayerNorm(scale_init=nn.with_logical_partitioning(nn.initializers.ones, ("embed",)))(x)
+        for _ in range(self.layers):
+            x = Block(self.width)(x)
+        return x
+
+
+model = Model({layers}, {width})
+x = jnp.ones({input_shape!r})
+abstract = jax.eval_shape(model.init, jax.random.key(0), x)
+specs = nn.get_partition_spec(abstract)
+shardings = nn.logical_to_mesh_sharding(specs, mesh, rules)
+
+
+def init_fn(key, x):
+    return model.init(key, x)
+
+
+variables = jax.jit(init_fn, out_shardings=shardings)(jax.random.key(0), x)
+"""
+
+TREE_FLAX_SIDE = textwrap.dedent(
+    """
+    import json, sys
+    import jax
+    from flax import traverse_util
+    import flax.linen as nn
+
+    results = []
+    for source in json.load(sys.stdin):
+        namespace = {}
+        exec(source, namespace)
+        flat = traverse_util.flatten_dict(nn.meta.unbox(namespace["variables"]))
+        results.append({
+            "variables" + "".join(f"[{k!r}]" for k in path): list(a.sharding.shard_shape(a.shape))
+            for path, a in flat.items()
+        })
+    print(json.dumps(results))
+    """
+)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_jit_of_init_with_linen_shardings_agrees_with_flax(seed: int) -> None:
+    """`jax.eval_shape(model.init)`, `nn.get_partition_spec`, `nn.logical_to_mesh_sharding` and
+    `jax.jit(init, out_shardings=...)`: each output leaf's per-device shape as Flax gives it."""
+    rng = random.Random(seed)
+    rules = (("embed", rng.choice(("data", "model"))), ("mlp", rng.choice(("data", "model"))))
+    sources = [
+        TREE_PROGRAM.format(
+            mesh_shape=rng.choice(((2, 4), (4, 2), (8, 1))),
+            rules=rules,
+            layers=rng.randint(1, 3),
+            width=rng.choice((16, 32, 64)),
+            input_shape=(8, rng.choice((8, 16, 24))),
+        )
+    ]
+    expected = _flax(sources, TREE_FLAX_SIDE)[0]
+    analysis = analyze("# shardls: device-count=8\n" + sources[0])
+    found = {
+        site.name: list(site.shard_shape or ())
+        for site in analysis.sites
+        if site.name is not None and site.name.startswith("variables[")
+    }
+    assert found == expected
+    assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]

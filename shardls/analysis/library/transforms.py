@@ -9,6 +9,8 @@ known (`sharded/manual.py`), and the shard_map recognizer lays its outputs out.
 
 from __future__ import annotations
 
+import ast
+
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed, traced_call
 from shardls.analysis.library.registry import attributes, calls, methods
@@ -35,6 +37,15 @@ def wrapper_arguments(api: str, args: list[Value], kwargs: dict[str, Value]) -> 
     found = dict(zip(WRAPPER_PARAMETERS[api], args))
     found.update(kwargs)
     return found
+
+
+@calls("jax.eval_shape")
+def _eval_shape(call: CallArgs) -> Value | None:
+    """`jax.eval_shape(f, *args)`: the shapes of what `f(*args)` returns (`model.init` gives the
+    parameter tree the Linen guides read their partition specs from)."""
+    if not call.args or any(isinstance(a, ast.Starred) for a in call.node.args):
+        return None
+    return call.evaluator.call(call.args[0], call.args[1:], call.kwargs, None, call.frame)
 
 
 @calls(*WRAPPER_PARAMETERS)

@@ -20,6 +20,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
@@ -126,15 +127,34 @@ _LAYERS: dict[str, _Layer] = {
 # -- sites -------------------------------------------------------------------------------------
 
 
-@recognizes(*(f"flax.linen.{name}" for name in _LAYERS))
-def linen_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+LAYER_NAMES = frozenset(f"flax.linen.{name}" for name in _LAYERS)
+
+
+@dataclass(frozen=True)
+class LinenParam:
+    """A parameter a Linen layer creates: what its site and the variables tree both read."""
+
+    name: str
+    shape: tuple[Value, ...] | None
+    dtype: DType
+    init: Value | None
+    """The `*_init` argument (a `PartitionedInitV` when annotated); None when not given."""
+
+
+def layer_params(call: CallArgs, input_shape: tuple[Value, ...] | None) -> list[LinenParam]:
+    """Every parameter of one `flax.linen.<Layer>(...)` applied to an input of `input_shape`."""
     layer = _LAYERS[call.qualname.rsplit(".", 1)[-1]]
     dtype = dtype_of(call.get(None, "param_dtype"), call.library.environment.x64) or FLOAT32
+    decls = layer.params(LayerArgs(call, layer.positional), _Input(input_shape))
+    return [LinenParam(d.name, d.shape, dtype, call.kwargs.get(d.init[0])) for d in decls]
+
+
+@recognizes(*LAYER_NAMES)
+def linen_layer(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     prefix = _layer_name(visit, call)
-    for decl in layer.params(LayerArgs(call, layer.positional), _Input(_input_shape(visit, call))):
-        init = call.kwargs.get(decl.init[0])
-        if isinstance(init, PartitionedInitV):
-            _add_param(builder, visit, call, f"{prefix}.{decl.name}", decl.shape, dtype, init)
+    for param in layer_params(call, _input_shape(visit, call)):
+        if isinstance(param.init, PartitionedInitV):
+            _add_param(builder, visit, call, f"{prefix}.{param.name}", param.shape, param.dtype, param.init)
 
 
 @recognizes(PARAM)
@@ -262,11 +282,15 @@ def _final_name(node: ast.expr) -> str | None:
 
 
 def _input_shape(visit: Visit, call: CallArgs) -> tuple[Value, ...] | None:
-    """The shape of what the layer is applied to in the same statement (`nn.Dense(8)(x)`)."""
-    applied = next(
-        (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is visit.call), None
-    )
+    return applied_shape(call.evaluator, visit.statement, visit.call, visit.frame)
+
+
+def applied_shape(
+    evaluator: Evaluator, statement: ast.stmt, built: ast.Call, frame: Frame
+) -> tuple[Value, ...] | None:
+    """The shape of what a layer is applied to in the same statement (`nn.Dense(8)(x)`)."""
+    applied = next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.func is built), None)
     if applied is None or not applied.args or isinstance(applied.args[0], ast.Starred):
         return None
-    value = call.evaluator.evaluate(applied.args[0], visit.frame)
+    value = evaluator.evaluate(applied.args[0], frame)
     return value.shape if isinstance(value, ArrayV) else None

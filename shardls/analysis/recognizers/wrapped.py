@@ -18,6 +18,7 @@ from typing import NamedTuple
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, Span
 from shardls.analysis.library import CallArgs
+from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx import VmapV
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
@@ -389,7 +390,7 @@ def _arrays(argument: Argument) -> Iterator[tuple[ArrayV, ast.expr | None, str]]
         for key, item in zip(value.keys, value.values):
             name = key.value if isinstance(key, Const) else "?"
             yield from _arrays(Argument(item, None, f"{label}[{name!r}]"))
-    elif isinstance(value, VariableV):  # an `nnx.Variable` is a pytree node around its array
+    elif isinstance(value, (VariableV, PartitionedV)):  # pytree nodes around their array
         yield from _arrays(Argument(value.value, node, label))
 
 
