@@ -16,7 +16,8 @@ on PATH (never installed by this script).
 
 Per server and generated model file (benchmarks/generate_models.py), each round is one fresh
 server process: spawn → `initialize` response and didOpen → first publishDiagnostics (each also
-as the server's CPU time, which a busy machine stretches far less than wall-clock); a hover on
+as the server's CPU time, which a busy machine stretches far less than wall-clock), and → the
+publish that shows every tagged mistake (shardls publishes a long file in parts); a hover on
 each of many positions (sites of specs, layers, device_put and constraints), sequentially;
 a one-line didChange → the next publishDiagnostics; a second edit followed at once by hovers for
 one second (what a user hovers while the edit is analysed); peak RSS (VmHWM from /proc, the
@@ -221,9 +222,7 @@ class Connection:
         return message
 
     def diagnostics(self, uri: str, after: int) -> Message:
-        return self.wait(
-            lambda m: m.method == "textDocument/publishDiagnostics" and same_uri(m.params["uri"], uri), after
-        )
+        return self.wait(lambda m: is_publish(m, uri), after)
 
     def close(self) -> None:
         """shutdown + exit, as an editor does, then make sure the process is gone."""
@@ -238,6 +237,22 @@ class Connection:
             self.process.wait()
         finally:
             self._log.close()
+
+
+def is_publish(message: Message, uri: str) -> bool:
+    return message.method == "textDocument/publishDiagnostics" and same_uri(message.params["uri"], uri)
+
+
+def latest_publish(connection: Connection, uri: str) -> Message:
+    """The diagnostics last published for `uri` so far."""
+    with connection._arrived:
+        return next(m for m in reversed(connection.messages) if is_publish(m, uri))
+
+
+def shows_all(message: Message, text: str) -> bool:
+    """Whether a publish shows every tagged mistake of `text` (as errors)."""
+    shown = {(line, code) for line, code, severity in published(message) if severity == 1}
+    return expected(text) <= shown
 
 
 def same_uri(a: str, b: str) -> bool:
@@ -289,6 +304,9 @@ class Server:
     command: list[str]
     cache_variable: str | None = None
     """The environment variable naming the server's persistent cache folder, if it has one."""
+    progressive: bool = False
+    """Whether it publishes a file's diagnostics in parts as it finds them (then its open is
+    complete when every tagged mistake is shown; otherwise at its first publish)."""
 
 
 Published = tuple[int, str, int]
@@ -301,6 +319,7 @@ class Round:
 
     initialize: float
     initialize_cpu: float
+    open_to_first_diagnostics: float
     open_to_diagnostics: float
     open_cpu: float
     hovers: list[float]
@@ -442,7 +461,12 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
         after = connection.mark()
         cpu_before = cpu_seconds(connection.process.pid)
         sent = connection.notify("textDocument/didOpen", open_params(uri, text))
-        opened = connection.diagnostics(uri, after)
+        first = connection.diagnostics(uri, after)
+        opened = (
+            connection.wait(lambda m: is_publish(m, uri) and shows_all(m, text), after)
+            if server.progressive
+            else first
+        )
         open_cpu = cpu_seconds(connection.process.pid) - cpu_before
 
         times: list[float] = []
@@ -453,6 +477,7 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
                 times.append(took)
                 answered += content
 
+        before_edit = latest_publish(connection, uri)
         line, start, end, new = one_line_edit(text)
         sync = capabilities.get("textDocumentSync")
         kind = sync.get("change", 0) if isinstance(sync, dict) else sync
@@ -498,12 +523,15 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
         after = warm.mark()
         warm_sent = warm.notify("textDocument/didOpen", open_params(uri, text))
         warm_opened = warm.diagnostics(uri, after)
+        if server.progressive:  # a cache that did not hold shows as a cold open, not as its first part
+            warm_opened = warm.wait(lambda m: is_publish(m, uri) and shows_all(m, text), after)
     finally:
         warm.close()
 
     return Round(
         initialize=initialized,
         initialize_cpu=initialize_cpu,
+        open_to_first_diagnostics=first.at - sent,
         open_to_diagnostics=opened.at - sent,
         open_cpu=open_cpu,
         hovers=times,
@@ -514,7 +542,7 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
         hovers_after_edit=after_edit,
         warm_open_to_diagnostics=warm_opened.at - warm_sent,
         peak_rss=rss,
-        published_after_open=published(opened),
+        published_after_open=published(before_edit),
         published_after_warm_open=published(warm_opened),
         published_after_change=published(changed),
     )
@@ -524,7 +552,9 @@ def servers(scratch: Path, only: list[str] | None) -> list[Server]:
     floor = scratch / "trivial_pygls.py"
     floor.write_text(TRIVIAL_PYGLS)
     found: list[Server] = [
-        Server("shardls", [sys.executable, "-I", "-m", "shardls", "serve"], "SHARDLS_CACHE_DIR"),
+        Server(
+            "shardls", [sys.executable, "-I", "-m", "shardls", "serve"], "SHARDLS_CACHE_DIR", progressive=True
+        ),
         Server("pygls-floor", [sys.executable, str(floor)]),
     ]
     ruff = Path(sys.executable).with_name("ruff")
@@ -553,6 +583,7 @@ class Summary:
 
     initialize: float
     initialize_cpu: float
+    open_to_first_diagnostics: float
     open_to_diagnostics: float
     open_cpu: float
     warm_open_to_diagnostics: float
@@ -562,6 +593,7 @@ class Summary:
     hover_max: float | None
     hover_count: int
     hover_after_edit_p95: float | None
+    hover_after_edit_first: float | None
     hover_after_edit_count: int
     hover_answered: int
     first_hover: float | None
@@ -575,6 +607,7 @@ def summarize(rounds: list[Round]) -> Summary:
     return Summary(
         initialize=statistics.median(r.initialize for r in rounds),
         initialize_cpu=statistics.median(r.initialize_cpu for r in rounds),
+        open_to_first_diagnostics=statistics.median(r.open_to_first_diagnostics for r in rounds),
         open_to_diagnostics=statistics.median(r.open_to_diagnostics for r in rounds),
         open_cpu=statistics.median(r.open_cpu for r in rounds),
         warm_open_to_diagnostics=statistics.median(r.warm_open_to_diagnostics for r in rounds),
@@ -584,6 +617,9 @@ def summarize(rounds: list[Round]) -> Summary:
         hover_max=max(hovers) if hovers else None,
         hover_count=len(hovers),
         hover_after_edit_p95=quantile(after_edit, 0.95) if after_edit else None,
+        hover_after_edit_first=median(
+            [r.hovers_after_edit[0] if r.hovers_after_edit else None for r in rounds]
+        ),
         hover_after_edit_count=len(after_edit),
         hover_answered=sum(r.hover_answered for r in rounds),
         first_hover=median([r.first_hover for r in rounds]),
@@ -600,7 +636,8 @@ def print_table(summaries: dict[str, Summary]) -> None:
     rows: list[tuple[str, Callable[[Summary], str]]] = [
         ("spawn → initialize", lambda s: ms(s.initialize)),
         ("  server CPU until then", lambda s: ms(s.initialize_cpu)),
-        ("didOpen → diagnostics", lambda s: ms(s.open_to_diagnostics)),
+        ("didOpen → first diagnostics", lambda s: ms(s.open_to_first_diagnostics)),
+        ("didOpen → all diagnostics", lambda s: ms(s.open_to_diagnostics)),
         ("  server CPU meanwhile", lambda s: ms(s.open_cpu)),
         ("warm didOpen → diagnostics", lambda s: ms(s.warm_open_to_diagnostics)),
         ("didChange → diagnostics", lambda s: ms(s.change_to_diagnostics)),
@@ -609,6 +646,7 @@ def print_table(summaries: dict[str, Summary]) -> None:
         ("hover max", lambda s: ms(s.hover_max)),
         ("hovers with content", lambda s: f"{s.hover_answered}/{s.hover_count}" if s.hover_count else "—"),
         ("hover p95, 1 s after an edit", lambda s: ms(s.hover_after_edit_p95)),
+        ("  the first of them", lambda s: ms(s.hover_after_edit_first)),
         (
             "  hovers in that second",
             lambda s: str(s.hover_after_edit_count) if s.hover_after_edit_count else "—",
@@ -648,21 +686,14 @@ def report_targets(summaries: dict[str, Summary], lines: int) -> None:
         if floor.initialize_cpu:
             check("  the same in CPU time", shardls.initialize_cpu / floor.initialize_cpu, 1.2, "×")
     if ruff:
-        check(
-            "cold didOpen→diagnostics vs ruff", shardls.open_to_diagnostics / ruff.open_to_diagnostics, 5, "×"
-        )
-        check(
-            "warm didOpen→diagnostics vs ruff",
-            shardls.warm_open_to_diagnostics / ruff.warm_open_to_diagnostics,
-            2,
-            "×",
-        )
-        check(
-            "didChange→diagnostics vs ruff",
-            shardls.change_to_diagnostics / ruff.change_to_diagnostics,
-            1.5,
-            "×",
-        )
+        ratios: list[tuple[str, Callable[[Summary], float], float]] = [
+            ("cold didOpen→first diagnostics", lambda s: s.open_to_first_diagnostics, 5),
+            ("cold didOpen→all diagnostics", lambda s: s.open_to_diagnostics, 5),
+            ("warm didOpen→diagnostics", lambda s: s.warm_open_to_diagnostics, 2),
+            ("didChange→diagnostics", lambda s: s.change_to_diagnostics, 1.5),
+        ]
+        for label, time_of, limit in ratios:
+            check(f"{label} vs ruff", time_of(shardls) / time_of(ruff), limit, "×")
     check("hover p95", _to_ms(shardls.hover_p95), 5, " ms")
     check("hover p95 in the second after an edit", _to_ms(shardls.hover_after_edit_p95), 5, " ms")
     check("first hover after the diagnostics", _to_ms(shardls.first_hover), 50, " ms")

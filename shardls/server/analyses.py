@@ -18,6 +18,7 @@ next session's first publish of the same file takes them from there (`Analyses.s
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,13 +31,20 @@ from shardls.config import Config
 from shardls.server.units import Unit
 
 if TYPE_CHECKING:
-    from shardls.analysis.analyzer import Analyzer
+    from shardls.analysis.analyzer import Analyzer, Progress
     from shardls.analysis.workspace import Workspace
     from shardls.memory.model import Models
     from shardls.server.stored import Stored
 
 ConfigOf = Callable[[str], Config]
 """The configuration that applies to a file (where its cache folder is)."""
+Partial = Callable[["Result"], None]
+"""Told, in the event loop, the diagnostics found so far by the first analysis of a file."""
+
+PARTIAL_EVERY = 0.2
+"""Seconds between two reports of the diagnostics found so far by a first analysis (the first
+report after as long): often enough to show a long file's problems as they are found, seldom
+enough that converting them costs the analysis little."""
 
 _Key = tuple[object, int, Settings]
 
@@ -49,11 +57,15 @@ class Result:
 
 
 class Analyses:
-    def __init__(self, roots: list[Path], config_of: ConfigOf | None = None) -> None:
+    def __init__(
+        self, roots: list[Path], config_of: ConfigOf | None = None, partial: Partial | None = None
+    ) -> None:
         """`roots`: the workspace folders, where imports are resolved from. `config_of`: the
-        configuration of a file, which says where its results are stored (None: nowhere)."""
+        configuration of a file, which says where its results are stored (None: nowhere).
+        `partial`: told what the first analysis of a file has found so far (see `_progress`)."""
         self._roots = roots
         self._config_of = config_of
+        self._partial = partial
         self._analysed: set[str] = set()
         """Files analysed in this session: the analyzer keeps parts of their results, so a later
         analysis does not read everything again and cannot be stored."""
@@ -125,9 +137,8 @@ class Analyses:
         future = self._pending.get((unit.uri, key))
         if future is None:
             config = None if unit.is_notebook else self._config(unit.path)
-            future = asyncio.get_running_loop().run_in_executor(
-                self._executor, self._analyze, unit, settings, config
-            )
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self._executor, self._analyze, unit, settings, config, loop)
             self._pending[(unit.uri, key)] = future
             future.add_done_callback(lambda done: self._finished(unit.uri, key, done))
         # Shielded: a newer edit cancels the request that waits, not the analysis others share.
@@ -180,15 +191,19 @@ class Analyses:
         diagnostics, device_count = found
         return Result(unit, FileAnalysis(unit.path, (), (), diagnostics, device_count))
 
-    def _analyze(self, unit: Unit, settings: Settings, config: Config | None) -> Result:
+    def _analyze(
+        self, unit: Unit, settings: Settings, config: Config | None, loop: asyncio.AbstractEventLoop
+    ) -> Result:
         from shardls.analysis.workspace import WorkspaceReads
 
         analyzer = self._analyzer_now()
-        place = None if unit.path in self._analysed else self._store(unit, settings, config)
+        first = unit.path not in self._analysed
+        place = self._store(unit, settings, config) if first else None
         workspace = analyzer.workspace
         reads = workspace.reads = None if place is None else WorkspaceReads()
         try:
-            analysis = analyzer.analyze(unit.path, unit.text, settings)
+            progress = self._progress(unit, loop) if first else None
+            analysis = analyzer.analyze(unit.path, unit.text, settings, progress)
         finally:
             workspace.reads = None
         self._analysed.add(unit.path)
@@ -200,6 +215,29 @@ class Analyses:
             )
         analysis.index_lines()
         return Result(unit, analysis)
+
+    def _progress(self, unit: Unit, loop: asyncio.AbstractEventLoop) -> Progress | None:
+        """What the first analysis of a file reports as it goes: every PARTIAL_EVERY seconds, the
+        diagnostics found so far when there are more than last time, handed to the event loop
+        (where they come before the analysis' own result). Later analyses are quick (the
+        analyzer's caches), and a part of their diagnostics would hide some the editor shows."""
+        partial = self._partial
+        if partial is None:
+            return None
+        due = time.monotonic() + PARTIAL_EVERY
+        reported = 0
+
+        def progress(so_far: Callable[[], FileAnalysis]) -> None:
+            nonlocal due, reported
+            if time.monotonic() < due:
+                return
+            due = time.monotonic() + PARTIAL_EVERY
+            analysis = so_far()
+            if len(analysis.diagnostics) > reported:
+                reported = len(analysis.diagnostics)
+                loop.call_soon_threadsafe(partial, Result(unit, analysis))
+
+        return progress
 
 
 def _workspace(roots: list[Path]) -> Workspace:

@@ -34,7 +34,7 @@ from pygls.protocol import (
 
 from shardls import __version__
 from shardls.files import decode_source_loosely, read_workspace_file, source_lines
-from shardls.server.analyses import Analyses
+from shardls.server.analyses import Analyses, Result
 from shardls.server.debounce import Debouncer
 from shardls.server.documents import FOLLOWED_CHARS, EditorDocument, EditorWorkspace
 from shardls.server.features import FEATURES
@@ -61,6 +61,8 @@ ChangeListener = Callable[[str | None], None]
 """Told the URI of a unit that changed, or None when anything may have (settings, files on disk)."""
 CloseListener = Callable[[str, Sequence[str]], None]
 """Told the URI of a unit that closed and the URIs of its documents (the file, or the cells)."""
+PartialListener = Callable[[Result], None]
+"""Told what the first analysis of a unit has found so far (diagnostics only, see `Analyses`)."""
 
 
 def _exact(uri: str) -> str:
@@ -214,17 +216,22 @@ class ShardServer(LanguageServer):
         self.debouncer = Debouncer(ANALYSIS_DELAY)
         self.change_listeners: list[ChangeListener] = []
         self.close_listeners: list[CloseListener] = []
+        self.partial_listeners: list[PartialListener] = []
 
     def start(self, roots: list[Path]) -> None:
         """At `initialize`: analyse with imports resolved from the workspace folders, and keep
         the documents in an EditorWorkspace (pygls has just made its own, still empty)."""
         self.roots = roots
-        self.analyses = Analyses(roots, self.settings.config_for)
+        self.analyses = Analyses(roots, self.settings.config_for, self.partial)
         self.protocol._workspace = EditorWorkspace.like(self.workspace)
 
     def changed(self, uri: str | None) -> None:
         for listener in self.change_listeners:
             listener(uri)
+
+    def partial(self, result: Result) -> None:
+        for listener in self.partial_listeners:
+            listener(result)
 
     def closed(self, uri: str, documents: Sequence[str]) -> None:
         for listener in self.close_listeners:

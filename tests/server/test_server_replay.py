@@ -1,7 +1,9 @@
-"""Every publish equals a fresh analysis of the text it was published for, whatever the server
+"""Every publish is a fresh analysis of the text it was published for, whatever the server
 reused to compute it: its per-segment caches across seeded random edits, the diagnostics it
 serialised before (`shardls.server.wire`), and its persistent cache in a later session
-(`shardls.server.stored`), which must not be used once a file it read has changed."""
+(`shardls.server.stored`), which must not be used once a file it read has changed. While a file
+is first analysed, what it has found so far may be published: a part of the fresh analysis'
+diagnostics, never one it does not have; the last publish of a version has them all."""
 
 from __future__ import annotations
 
@@ -133,14 +135,18 @@ async def _settled(client: RecordingClient, uri: str, want: Published) -> None:
 def _check_every_publish(
     client: RecordingClient, uri: str, root: Path, path: Path, texts: dict[int, str]
 ) -> int:
-    """Each publish against a fresh analysis of its version's text; returns how many there were."""
+    """Each publish against a fresh analysis of its version's text: a part of it, and all of it
+    when it is the version's last publish; returns how many publishes there were."""
     fresh: dict[int, Published] = {}
     sent = [params for params in client.published if params.uri == uri]
-    for params in sent:
+    for index, params in enumerate(sent):
         assert params.version is not None
         if params.version not in fresh:
             fresh[params.version] = _fresh(root, path, texts[params.version])
-        assert _as_sent(params.diagnostics) == fresh[params.version], f"version {params.version}"
+        shown, wanted = _as_sent(params.diagnostics), fresh[params.version]
+        assert all(d in wanted for d in shown), f"version {params.version}: {set(shown) - set(wanted)}"
+        if index + 1 == len(sent) or sent[index + 1].version != params.version:
+            assert shown == wanted, f"version {params.version}"
     return len(sent)
 
 
@@ -179,6 +185,21 @@ async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: P
                 await _settled(client, uri, _fresh(root, path, text))
         await _settled(client, uri, _fresh(root, path, text))
         assert _check_every_publish(client, uri, root, path, texts) >= 2
+    finally:
+        await client.shutdown_session()
+
+
+async def test_a_long_file_shows_parts_of_its_diagnostics_while_it_is_first_analysed(tmp_path: Path) -> None:
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    root.mkdir()
+    text = model_source(4000)
+    path = root / "model.py"
+    path.write_text(text)
+    client = await _session(root, cache)
+    try:
+        uri = _open(client, path, text)
+        await _settled(client, uri, _fresh(root, path, text))
+        assert _check_every_publish(client, uri, root, path, {1: text}) >= 1
     finally:
         await client.shutdown_session()
 

@@ -19,6 +19,7 @@ from lsprotocol import types
 from shardls.analysis.facts import Diagnostic
 from shardls.analysis.rules import rule_url
 from shardls.core import Severity
+from shardls.server.analyses import Result
 from shardls.server.guard import background, handler
 from shardls.server.view import View
 from shardls.server.wire import Json, Serialised, publish, to_json
@@ -70,6 +71,7 @@ def register(server: ShardServer) -> None:
     publisher = _Publisher(server)
     server.change_listeners.append(publisher.changed)
     server.close_listeners.append(publisher.closed)
+    server.partial_listeners.append(publisher.partial)
 
     @handler(
         server,
@@ -93,6 +95,9 @@ class _Publisher:
         """Per unit, the documents (cells) last published, to clear those that went away."""
         self.serialised: dict[str, Serialised] = {}
         """Per unit, its diagnostics as sent, reused while they are the same (`wire`)."""
+        self.complete: set[str] = set()
+        """Units whose published diagnostics are all of a version's (stored or analysed): what
+        an analysis has found so far is no longer shown for them."""
 
     @property
     def pulling(self) -> bool:
@@ -124,6 +129,7 @@ class _Publisher:
         self.server.debouncer.cancel(uri)
         self.server.analyses.forget(uri)
         self.serialised.pop(uri, None)
+        self.complete.discard(uri)
         for document in {*documents, *self.documents.pop(uri, ())}:
             if self.published.pop(document, None) and not self.pulling:
                 publish(self.server.protocol, document, [], None)
@@ -134,9 +140,21 @@ class _Publisher:
         stored = await self.server.stored_view(uri)
         if stored is not None:
             self._send(stored)
+            self.complete.add(uri)
         view = await self.server.view(uri)
         if view is not None:
             self._send(view)
+            self.complete.add(uri)
+
+    def partial(self, result: Result) -> None:
+        """What the first analysis of a file has found so far: published (pushed) while the
+        editor has nothing complete for the unit and the version is still the editor's. A subset
+        of what the analysis will publish, so it is never wrong, only incomplete."""
+        unit = result.unit
+        current = self.server.unit(unit.uri)
+        if self.pulling or unit.uri in self.complete or current is None or current.version != unit.version:
+            return
+        self._send(View(result, unit.uri, self.server.workspace.position_codec, self.server.lines_of))
 
     def _send(self, view: View) -> None:
         unit = view.unit
