@@ -299,3 +299,28 @@ held = jax.device_put(s["holder"]["params"].value, rep)
     )
     assert site_named(analysis, "keys").shape == (2,)  # lin and the unknown holder; settings left out
     assert site_named(analysis, "held").shape is None
+
+
+def test_attributes_a_method_assigns_are_unknown() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+class Decoder(nnx.Module):
+    def __init__(self, rngs):
+        self.lin = nnx.Linear(4, 8, rngs=rngs)
+        self.out = nnx.Linear(8, 2, rngs=rngs)
+
+    def init_cache(self, n):
+        self.cache = nnx.Cache(jnp.zeros((n, 8)))
+        self.out = nnx.Linear(8, n, rngs=nnx.Rngs(1))
+
+s = nnx.state(Decoder(nnx.Rngs(0)))
+lin = jax.device_put(s["lin"]["kernel"].value, rep)
+out = jax.device_put(s["out"]["kernel"].value, rep)
+keys = jax.device_put(jnp.zeros((len(s),)), rep)
+"""
+    )
+    assert site_named(analysis, "lin").shape == (4, 8)
+    assert site_named(analysis, "out").shape is None  # init_cache may have replaced it
+    keys = site_named(analysis, "keys").shape  # init_cache may add attributes: len() is unknown
+    assert keys is not None and len(keys) == 1 and not isinstance(keys[0], int)

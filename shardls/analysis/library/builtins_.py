@@ -32,10 +32,16 @@ def _items(value: Value | None) -> tuple[Value, ...] | None:
     if isinstance(value, (Seq, SetV)):
         return value.items
     if isinstance(value, DictV):
-        return value.keys
+        return value.keys if _known_keys(value) else None
     if isinstance(value, Const) and isinstance(value.value, str):
         return tuple(Const(c) for c in value.value)
     return None
+
+
+def _known_keys(value: DictV) -> bool:
+    """Whether every key is known: a dict with an unknown key (an NNX state whose module sets
+    attributes shardls cannot see) has neither a known length nor a known list of items."""
+    return all(isinstance(key, Const) for key in value.keys)
 
 
 def _bounded(call: CallArgs, value: object) -> Value:
@@ -294,6 +300,8 @@ def _dict_get(library: Library, method: BoundMethod, call: CallArgs) -> Value | 
 def _dict_views(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     base = method.base
     assert isinstance(base, DictV)
+    if not _known_keys(base):
+        return None
     if method.name == "keys":
         return Seq(base.keys)
     if method.name == "values":

@@ -163,7 +163,8 @@ class TreeBuilder:
         if bases - {MODULE} or unseen:
             return Unknown(f"{instance.cls.name} also derives from a class shardls does not model")
         names = sorted({name for klass in classes for name in klass.self_assignments})
-        mutated = {name for klass in classes for name in _mutated(klass)}
+        later = {name for klass in classes for name in _assigned_later(klass)}
+        mutated = {name for klass in classes for name in _mutated(klass)} | later
         entries: list[tuple[Value, Value | None]] = []
         for name in names:
             if name in mutated:
@@ -176,6 +177,8 @@ class TreeBuilder:
         hidden = next(
             (why for klass in classes if (why := _sets_elsewhere(klass, methods)) is not None), None
         )
+        if hidden is None and not later <= set(names):
+            hidden = f"attributes {instance.cls.name}'s other methods set"
         return _opened(tree, hidden) if hidden is not None else tree
 
 
@@ -245,6 +248,20 @@ def _sets_elsewhere(klass: ClassInfo, methods: set[str]) -> str | None:
         if isinstance(func, ast.Name) and func.id == "setattr" and not named:
             return f"setattr(self, ...) with a computed name in {klass.name}"
     return None
+
+
+def _assigned_later(klass: ClassInfo) -> set[str]:
+    """Attributes a method other than the constructor assigns (`def init_cache(self): self.cache
+    = nnx.Cache(...)`): when `nnx.state` runs, they may hold something else, or be new."""
+    found: set[str] = set()
+    for name, method in klass.methods.items():
+        if name in _BUILDERS:
+            continue
+        for node in ast.walk(method.node):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {attr for t in targets if (attr := _self_attribute(t)) is not None}
+    return found
 
 
 def _mutated(klass: ClassInfo) -> set[str]:
