@@ -55,17 +55,22 @@ BodyContexts = Callable[["Walker", FunctionInfo, Frame, Context, int], list[tupl
 sees per-device blocks): bindings of its parameters and the caller's context. It gets the frame and
 context where the function is defined, and the caller search depth."""
 _BODY_CONTEXTS: list[tuple[int, BodyContexts]] = []
+_UNTRACED: set[BodyContexts] = set()
+"""Providers whose bodies run as their callers do, not under a trace of their own."""
 
 
-def body_contexts(rank: int) -> Callable[[BodyContexts], BodyContexts]:
+def body_contexts(rank: int, traced: bool = True) -> Callable[[BodyContexts], BodyContexts]:
     """Register a provider; the contexts it finds for a function replace those of its plain calls.
     Providers are asked by `rank`, lowest first, and the first that answers wins: never in the
     order their modules happened to be imported (the memory report imports `recognizers.nnx`
-    first, which once changed the types inside `jax.vmap` bodies)."""
+    first, which once changed the types inside `jax.vmap` bodies). `traced=False`: the body runs
+    as its caller does (a Flax module's `__call__`), not under the provider's trace (`jit`)."""
 
     def register(provider: BodyContexts) -> BodyContexts:
         _BODY_CONTEXTS.append((rank, provider))
         _BODY_CONTEXTS.sort(key=lambda ranked: ranked[0])
+        if not traced:
+            _UNTRACED.add(provider)
         return provider
 
     return register
@@ -213,12 +218,12 @@ class Walker:
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or jitted_by_decorator(node)
         depth = search.depth + (1 if search.callee is not None else 0)
-        provided, contexts = self._body_contexts(info, frame, context, depth)
+        by_provider, contexts = self._body_contexts(info, frame, context, depth)
         decorated = traced_by_decorator(node)
         for locals_, caller in contexts[:MAX_CONTEXTS]:
             traced = (
                 True
-                if provided or decorated or inside_jit or caller.inside_jit or caller.traced
+                if by_provider or decorated or inside_jit or caller.inside_jit or caller.traced
                 else None
                 if decorated is None or caller.traced is None
                 else False
@@ -239,13 +244,14 @@ class Walker:
     def _body_contexts(
         self, info: FunctionInfo, frame: Frame, context: Context, depth: int
     ) -> tuple[bool, list[tuple[dict[str, Value], Context]]]:
-        """The contexts the function's body runs in, and whether a provider (`body_contexts`)
-        gave them. Found once per distinct question and reused (`analysis/reuse.py`): the same
-        function is reached by every pass and by every caller search that walks its segment."""
+        """The contexts the function's body runs in, and whether it runs traced because a
+        provider (`body_contexts`) gave them. Found once per distinct question and reused
+        (`analysis/reuse.py`): the same function is reached by every pass and by every caller
+        search that walks its segment."""
 
         def find() -> tuple[bool, list[tuple[dict[str, Value], Context]]]:
-            provided = self._provided_contexts(info, frame, context, depth)
-            return bool(provided), provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+            provided, traced = self._provided_contexts(info, frame, context, depth)
+            return traced, provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
 
         key = ("contexts", id(info.node), id(self.module), frame_key(frame), context, depth)
         try:
@@ -256,14 +262,15 @@ class Walker:
 
     def _provided_contexts(
         self, info: FunctionInfo, frame: Frame, context: Context, depth: int
-    ) -> list[tuple[dict[str, Value], Context]]:
+    ) -> tuple[list[tuple[dict[str, Value], Context]], bool]:
+        """The contexts the first provider that answers gives, and whether the body runs traced."""
         if depth > MAX_CALLER_DEPTH:
-            return []
+            return [], False
         for _, provider in _BODY_CONTEXTS:
             found = provider(self, info, frame, context, depth)
             if found:
-                return found
-        return []
+                return found, provider not in _UNTRACED
+        return [], False
 
     def calls_named(self, name: str, depth: int) -> Iterator[Visit]:
         """The calls `name(...)` and `x.name(...)` in this module, in the contexts they run in;

@@ -24,7 +24,7 @@ _APPLYING = ("init", "apply", "init_with_output")
 """Methods of a Linen module that run `__call__` with the arguments after the first."""
 
 
-@body_contexts(rank=3)  # Linen module methods: `self` and the module's input
+@body_contexts(rank=3, traced=False)  # Linen module methods: `self` and the module's input
 def _linen_method(
     walker: Walker, info: FunctionInfo, frame: Frame, context: Context, depth: int
 ) -> list[tuple[dict[str, Value], Context]]:
