@@ -18,6 +18,7 @@ next session's first publish of the same file takes them from there (`Analyses.s
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -79,6 +80,13 @@ class Analyses:
         self._models: dict[str, tuple[_Key, Models]] = {}
         self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
         self.generation = 0
+
+    def prepare(self) -> None:
+        """Import what reading the persistent cache needs, in the analysis thread, once the
+        session has started (after `initialize`'s answer, which it would otherwise delay): the
+        editor opens its files next, and a warm open is then no longer waiting for imports."""
+        if self._config_of is not None:
+            self._executor.submit(importlib.import_module, "shardls.server.stored")
 
     def set_text(self, path: str, text: str | None) -> None:
         """The editor's text of a file (None: closed, read it from disk again)."""

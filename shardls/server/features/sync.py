@@ -32,6 +32,7 @@ def register(server: ShardServer) -> None:
 
     @handler(server, types.INITIALIZED, None)
     async def initialized(params: types.InitializedParams) -> None:
+        server.analyses.prepare()
         if server.supports("workspace", "did_change_watched_files", "dynamic_registration"):
             options = types.DidChangeWatchedFilesRegistrationOptions(
                 [types.FileSystemWatcher(pattern) for pattern in WATCHED]
