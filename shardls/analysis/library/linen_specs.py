@@ -13,15 +13,14 @@ named entries unknown; a leaf or a mesh that is not known makes that part unknow
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import spec_of
-from shardls.analysis.library.nnx_variables import VariableV
+from shardls.analysis.library.pytrees import Leaf, mapped
 from shardls.analysis.library.registry import calls
 from shardls.analysis.logical import Rules, linen_translate, read_rules
-from shardls.analysis.values import ArrayV, Choice, Const, DictV, MeshV, Seq, ShardingV, SpecV, Unknown, Value
+from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, Unknown, Value
 from shardls.core import PartitionSpec
 
 
@@ -32,29 +31,6 @@ class PartitionedV(Value):
     value: Value
     names: Value
     mesh: Value | None = None
-
-
-Leaf = Callable[[Value], Value]
-
-
-def mapped(tree: Value | None, leaf: Leaf, depth: int = 0) -> Value:
-    """`jax.tree.map` of `leaf` over a tree of known structure: dicts, tuples and lists are
-    nodes, an NNX variable a node around its value, `None` an empty subtree."""
-    if tree is None:
-        return Unknown("no tree given")
-    if depth > 64:
-        return Unknown("a tree nested too deeply")
-    if isinstance(tree, DictV):
-        return DictV(tree.keys, tuple(mapped(value, leaf, depth + 1) for value in tree.values))
-    if isinstance(tree, Seq):
-        return Seq(tuple(mapped(item, leaf, depth + 1) for item in tree.items), tree.is_list)
-    if isinstance(tree, Choice):
-        return Choice(tuple(mapped(option, leaf, depth + 1) for option in tree.options))
-    if isinstance(tree, VariableV):
-        return VariableV(tree.kind, mapped(tree.value, leaf, depth + 1), tree.annotation)
-    if isinstance(tree, Const) and tree.value is None:
-        return tree
-    return leaf(tree)
 
 
 def _partition_spec(leaf: Value) -> Value:

@@ -14,12 +14,14 @@ known.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import spec_of
 from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, Kinds, TreeBuilder
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
+from shardls.analysis.library.pytrees import mapped
 from shardls.analysis.library.registry import attributes, calls
 from shardls.analysis.recognizers.nnx import LAYER_NAMES
 from shardls.analysis.scopes import ClassInfo
@@ -27,7 +29,6 @@ from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.sharded.registry import typed_call
 from shardls.analysis.values import (
     ArrayV,
-    Choice,
     Const,
     DictV,
     InstanceV,
@@ -101,14 +102,14 @@ def _to_pure_dict(call: CallArgs) -> Value | None:
             return variable.value
         return call.evaluator.call(function, [variable], {}, call.node, call.frame)
 
-    return _mapped(call.get(0, "state"), leaf)
+    return mapped(call.get(0, "state"), _on_variables(leaf), variables=True)
 
 
 @calls("flax.nnx.get_partition_spec")
 def _get_partition_spec(call: CallArgs) -> Value | None:
     """Each variable's value replaced by the spec of its annotation (`P(*sharding_names)`), or
     `P()` when it has none (Flax replicates an unannotated array)."""
-    return _mapped(call.get(0, "tree"), lambda v: _with_value(v, _spec(v)))
+    return mapped(call.get(0, "tree"), _on_variables(lambda v: _with_value(v, _spec(v))), variables=True)
 
 
 @calls("flax.nnx.get_named_sharding")
@@ -121,7 +122,7 @@ def _get_named_sharding(call: CallArgs) -> Value | None:
         spec = _spec(variable)
         return _with_value(variable, ShardingV(spec, mesh_value) if isinstance(spec, SpecV) else spec)
 
-    return _mapped(call.get(0, "tree"), sharding)
+    return mapped(call.get(0, "tree"), _on_variables(sharding), variables=True)
 
 
 def _trees(call: CallArgs, node: Value, filters: list[Value]) -> list[Value]:
@@ -157,19 +158,9 @@ def _kinds(written: Value) -> Kinds | None:
     return None
 
 
-def _mapped(tree: Value | None, leaf: object) -> Value:
-    """The tree with each variable replaced by `leaf(variable)` (the structure kept)."""
-    if tree is None:
-        return Unknown("no state given")
-    if isinstance(tree, VariableV):
-        return leaf(tree)  # type: ignore[operator, no-any-return]
-    if isinstance(tree, DictV):
-        return DictV(tree.keys, tuple(_mapped(value, leaf) for value in tree.values))
-    if isinstance(tree, Choice):
-        return Choice(tuple(_mapped(option, leaf) for option in tree.options))
-    if isinstance(tree, Seq):
-        return Seq(tuple(_mapped(item, leaf) for item in tree.items), tree.is_list)
-    return tree
+def _on_variables(function: Callable[[VariableV], Value]) -> Callable[[Value], Value]:
+    """`function` for each variable of a state; anything else (an unknown subtree) is kept."""
+    return lambda leaf: function(leaf) if isinstance(leaf, VariableV) else leaf
 
 
 def _with_value(variable: VariableV, value: Value) -> VariableV:

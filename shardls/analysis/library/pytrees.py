@@ -15,16 +15,41 @@ bounded by the evaluator's collection limit and the nesting by `MAX_NESTING`.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import replace
 
 from shardls.analysis.evaluator import truthiness
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.registry import calls
-from shardls.analysis.values import Const, DictV, InstanceV, Seq, Unknown, Value
+from shardls.analysis.values import Choice, Const, DictV, InstanceV, Seq, Unknown, Value
 
 _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map")
 MAX_NESTING = 64
+
+
+Leaf = Callable[[Value], Value]
+
+
+def mapped(tree: Value | None, leaf: Leaf, depth: int = 0, variables: bool = False) -> Value:
+    """`jax.tree.map` of `leaf` over a tree of known structure: dicts, tuples and lists are
+    nodes, an NNX variable a node around its value (with `variables`, a leaf itself: what
+    `nnx.get_partition_spec` maps), `None` an empty subtree; each option of a choice."""
+    if tree is None:
+        return Unknown("no tree given")
+    if depth > MAX_NESTING:
+        return Unknown("a tree nested too deeply")
+    if isinstance(tree, DictV):
+        return DictV(tree.keys, tuple(mapped(value, leaf, depth + 1, variables) for value in tree.values))
+    if isinstance(tree, Seq):
+        return Seq(tuple(mapped(item, leaf, depth + 1, variables) for item in tree.items), tree.is_list)
+    if isinstance(tree, Choice):
+        return Choice(tuple(mapped(option, leaf, depth + 1, variables) for option in tree.options))
+    if isinstance(tree, VariableV) and not variables:
+        return replace(tree, value=mapped(tree.value, leaf, depth + 1))
+    if isinstance(tree, Const) and tree.value is None:
+        return tree
+    return leaf(tree)
 
 
 class _Unmappable(Exception):
