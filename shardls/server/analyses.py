@@ -42,10 +42,11 @@ ConfigOf = Callable[[str], Config]
 Partial = Callable[["Result"], None]
 """Told, in the event loop, the diagnostics found so far by the first analysis of a file."""
 
-PARTIAL_EVERY = 0.2
-"""Seconds between two reports of the diagnostics found so far by a first analysis (the first
-report after as long): often enough to show a long file's problems as they are found, seldom
-enough that converting them costs the analysis little."""
+PARTIAL_AFTER = 0.2
+"""Seconds into a first analysis when the diagnostics found so far are first reported; each
+later report waits twice as long as the one before. A long file's first problems show soon, and
+since each report converts and sends every diagnostic found so far (in the event loop, beside the
+analysis), a 20k-line file makes three or four, not a dozen."""
 
 _Key = tuple[object, int, Settings]
 
@@ -225,21 +226,24 @@ class Analyses:
         return Result(unit, analysis)
 
     def _progress(self, unit: Unit, loop: asyncio.AbstractEventLoop) -> Progress | None:
-        """What the first analysis of a file reports as it goes: every PARTIAL_EVERY seconds, the
-        diagnostics found so far when there are more than last time, handed to the event loop
+        """What the first analysis of a file reports as it goes (at PARTIAL_AFTER seconds, then
+        after twice as long each time): the diagnostics found so far when there are more than
+        last time, handed to the event loop
         (where they come before the analysis' own result). Later analyses are quick (the
         analyzer's caches), and a part of their diagnostics would hide some the editor shows."""
         partial = self._partial
         if partial is None:
             return None
-        due = time.monotonic() + PARTIAL_EVERY
+        wait = PARTIAL_AFTER
+        due = time.monotonic() + wait
         reported = 0
 
         def progress(so_far: Callable[[], FileAnalysis]) -> None:
-            nonlocal due, reported
+            nonlocal wait, due, reported
             if time.monotonic() < due:
                 return
-            due = time.monotonic() + PARTIAL_EVERY
+            wait *= 2
+            due = time.monotonic() + wait
             analysis = so_far()
             if len(analysis.diagnostics) > reported:
                 reported = len(analysis.diagnostics)
