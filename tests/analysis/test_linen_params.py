@@ -344,3 +344,33 @@ def test_jit_of_init_with_linen_shardings_agrees_with_flax(seed: int) -> None:
     }
     assert found == expected
     assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+
+
+def test_logical_to_mesh_reads_the_rules_where_it_is_called() -> None:
+    """Rules apply where `nn.logical_to_mesh` runs (the `with` around it), not where its result
+    is used; with no rules in effect there the mesh axes stay unknown, never unsharded."""
+    analysis = analyze(
+        """
+        import jax
+        import jax.numpy as jnp
+        from flax import linen as nn
+        from jax.sharding import NamedSharding
+        from jax.sharding import PartitionSpec as P
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+        rules = (("embed", "data"), ("mlp", "model"))
+        logical = {"kernel": P("embed", "mlp")}
+        with nn.logical_axis_rules(rules):
+            inside = nn.logical_to_mesh(logical)
+        outside = nn.logical_to_mesh(logical)
+        a = jax.device_put(jnp.zeros((16, 64)), NamedSharding(mesh, inside["kernel"]))
+        with nn.logical_axis_rules(rules):
+            b = jax.device_put(jnp.zeros((16, 64)), NamedSharding(mesh, outside["kernel"]))
+        """
+    )
+    a, b = site_named(analysis, "a"), site_named(analysis, "b")
+    assert a.spec is not None and a.spec.entries == ("data", "model")
+    assert a.shard_shape == (8, 16)
+    assert b.spec is not None and b.spec.entries == (None, None)
+    assert any("unknown" in note for note in b.assumptions)
+    assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]

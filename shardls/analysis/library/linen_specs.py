@@ -13,6 +13,7 @@ named entries unknown; a leaf or a mesh that is not known makes that part unknow
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from shardls.analysis.library import CallArgs
@@ -20,8 +21,12 @@ from shardls.analysis.library.convert import spec_of
 from shardls.analysis.library.pytrees import Leaf, mapped
 from shardls.analysis.library.registry import calls
 from shardls.analysis.logical import Rules, linen_translate, read_rules
-from shardls.analysis.values import ArrayV, Const, MeshV, ShardingV, SpecV, Unknown, Value
+from shardls.analysis.values import ArrayV, Const, MeshV, Ref, ShardingV, SpecV, Unknown, Value
 from shardls.core import PartitionSpec
+
+RULES_CONTEXT = "flax.nnx.logical_axis_rules"
+"""The canonical name of every spelling of Flax's rules context (`nn.logical_axis_rules`,
+`nn_partitioning.axis_rules`, ...)."""
 
 
 @dataclass(frozen=True)
@@ -62,17 +67,48 @@ def _get_sharding(call: CallArgs) -> Value | None:
 
 
 def _rules(call: CallArgs, index: int) -> Rules:
-    """The rules passed, else those of the `nn.logical_axis_rules` context in effect; with
-    neither (or rules that cannot be read) the renaming is not known."""
+    """The rules passed, else those of the `nn.logical_axis_rules` context the call runs in;
+    with neither (or rules that cannot be read) the renaming is not known.
+
+    The context is the innermost `with ...logical_axis_rules(...)` around the call in its own
+    code. Failing that, inside a function, the rules its body runs under (the walker's context:
+    a caller's `with`); at module level none, since a value bound there may be read under
+    another `with` than the one it was computed in."""
     line = call.frame.line_of(call.node) + 1
     given = call.get(index, "rules")
     if given is not None and not (isinstance(given, Const) and given.value is None):
         return read_rules(given, f"rules at line {line}") or Rules((), "", readable=False)
+    written = _enclosing_rules(call)
+    if written is not None:
+        return written
     context = call.evaluator.context
-    if context is not None and context.rules:
+    if call.frame.scope.function is not None and context is not None and context.rules:
         current = context.rules[-1]
         return read_rules(current.rules, current.how) or Rules((), current.how, readable=False)
     return Rules((), "no logical axis rules in effect here", readable=False)
+
+
+def _enclosing_rules(call: CallArgs) -> Rules | None:
+    """The rules of the innermost `with nn.logical_axis_rules(rules):` written around the call."""
+    found: Rules | None = None
+    for statement in call.frame.segment.body:
+        for node in ast.walk(statement):
+            if not isinstance(node, (ast.With, ast.AsyncWith)) or not _contains(node, call.node):
+                continue
+            for item in node.items:
+                expression = item.context_expr
+                if not (isinstance(expression, ast.Call) and expression.args):
+                    continue
+                func = call.evaluator.evaluate(expression.func, call.frame)
+                if isinstance(func, Ref) and func.qualname == RULES_CONTEXT:
+                    how = f"with {ast.unparse(expression.func)}(...) at line {call.frame.line_of(node) + 1}"
+                    value = call.evaluator.evaluate(expression.args[0], call.frame)
+                    found = read_rules(value, how) or Rules((), how, readable=False)
+    return found
+
+
+def _contains(block: ast.With | ast.AsyncWith, node: ast.AST) -> bool:
+    return any(node is inner for statement in block.body for inner in ast.walk(statement))
 
 
 def _renamed(rules: Rules) -> Leaf:
