@@ -42,9 +42,12 @@ class Unit:
     """Changes whenever the text of any part changes."""
     parts: tuple[Part, ...]
     lines: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Each part's first line, for `part_at` (asked for every diagnostic of every publish)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lines", source_lines(self.text))
+        object.__setattr__(self, "_starts", tuple(part.first_line for part in self.parts))
 
     @property
     def is_notebook(self) -> bool:
@@ -55,8 +58,9 @@ class Unit:
 
     def part_at(self, line: int) -> Part:
         """The part holding a line of the unit's text."""
-        starts = [part.first_line for part in self.parts]
-        return self.parts[max(0, bisect.bisect_right(starts, line) - 1)]
+        if len(self.parts) == 1:
+            return self.parts[0]
+        return self.parts[max(0, bisect.bisect_right(self._starts, line) - 1)]
 
 
 def unit_for(workspace: Workspace, uri: str) -> Unit | None:
