@@ -374,3 +374,24 @@ def test_logical_to_mesh_reads_the_rules_where_it_is_called() -> None:
     assert b.spec is not None and b.spec.entries == (None, None)
     assert any("unknown" in note for note in b.assumptions)
     assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+
+
+def test_self_param_reads_shape_and_dtype_by_keyword() -> None:
+    analysis = analyze(
+        """
+        import jax
+        import jax.numpy as jnp
+        from flax import linen as nn
+
+        mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+        class Block(nn.Module):
+            @nn.compact
+            def __call__(self, x):
+                return self.param("w", nn.with_partitioning(nn.initializers.zeros, ("model",)), shape=(8,), dtype=jnp.bfloat16)
+
+        Block().init(jax.random.key(0), jnp.ones((2, 3)))
+        """
+    )
+    site = site_named(analysis, "w")
+    assert site.shape == (8,) and site.dtype is not None and site.dtype.name == "bfloat16"

@@ -19,6 +19,7 @@ from shardls.analysis.library.convert import dtype_of, shape_of
 from shardls.analysis.library.nnx import with_spans
 from shardls.analysis.library.registry import attributes, calls
 from shardls.analysis.values import ArrayV, InstanceV, Ref, Value
+from shardls.core import FLOAT32
 
 LINEN_MODULE = "flax.linen.Module"
 PARAM = "flax.linen.Module.param"
@@ -79,10 +80,14 @@ def _module_param(
     return None
 
 
+def param_array(call: CallArgs) -> ArrayV:
+    """The array `self.param(name, init, shape, dtype)` holds: Linen passes the arguments after
+    `init` to it, and Flax's initializers take `(key, shape, dtype)`, float32 by default."""
+    shape = shape_of(call.get(2, "shape"))
+    dtype = dtype_of(call.get(3, "dtype"), call.library.environment.x64) or FLOAT32
+    return ArrayV(shape, dtype)
+
+
 @calls(PARAM)
 def _param(call: CallArgs) -> Value | None:
-    """The array `self.param(name, init, shape, dtype)` holds: Linen passes the arguments after
-    `init` to it, and Flax's initializers take `(key, shape, dtype)`."""
-    shape = shape_of(call.get(2))
-    dtype = dtype_of(call.get(3), call.library.environment.x64)
-    return ArrayV(shape, dtype)
+    return param_array(call)

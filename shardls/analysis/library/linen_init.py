@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.convert import dtype_of, shape_of
-from shardls.analysis.library.linen import LINEN_MODULE, PARAM, PartitionedInitV
+from shardls.analysis.library.linen import LINEN_MODULE, PARAM, PartitionedInitV, param_array
 from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.registry import methods
 from shardls.analysis.scopes import FunctionInfo
@@ -38,7 +37,6 @@ from shardls.analysis.values import (
     Unknown,
     Value,
 )
-from shardls.core import FLOAT32, DType
 
 MAX_DEPTH = 8
 """Submodules nested deeper than this make the tree unknown."""
@@ -182,9 +180,8 @@ class _Builder:
             key = args[0] if args else kwargs.get("name")
             if not (isinstance(key, Const) and isinstance(key.value, str)):
                 raise _NotModelled("a parameter whose name is not known")
-            init = args[1] if len(args) > 1 else kwargs.get("init_fn")
-            array = ArrayV(shape_of(args[2]) if len(args) > 2 else None, _dtype(self.library, args[3:]))
-            self.entries[key.value] = _leaf(array, init)
+            param = CallArgs(self.evaluator, self.library, qualname, args, kwargs, call, frame)
+            self.entries[key.value] = _leaf(param_array(param), param.get(1, "init_fn"))
         elif qualname in LAYER_NAMES:
             args, kwargs = self.evaluator.call_arguments(call, frame)
             layer = CallArgs(self.evaluator, self.library, qualname, args, kwargs, call, frame)
@@ -261,9 +258,3 @@ def _leaf(array: ArrayV, init: Value | None) -> Value:
     if isinstance(init, PartitionedInitV):
         return PartitionedV(array, init.names, init.mesh)
     return array
-
-
-def _dtype(library: Library, rest: list[Value]) -> DType:
-    """`self.param(name, init, shape, dtype)`: Flax's initializers default to float32."""
-    found = dtype_of(rest[0], library.environment.x64) if rest else None
-    return found or FLOAT32

@@ -24,7 +24,7 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
-from shardls.analysis.library.linen import PARAM, PartitionedInitV
+from shardls.analysis.library.linen import PARAM, PartitionedInitV, param_array
 from shardls.analysis.logical import Translation, linen_translate, read_rules
 from shardls.analysis.recognizers.nnx import LayerArgs, ParamDecl
 from shardls.analysis.sites import SiteBuilder, recognizes
@@ -165,8 +165,8 @@ def linen_param(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
         return
     name = call.get(0, "name")
     label = name.value if isinstance(name, Const) and isinstance(name.value, str) else "param"
-    dtype = dtype_of(call.get(3), call.library.environment.x64) or FLOAT32
-    _add_param(builder, visit, call, label, shape_of(call.get(2)), dtype, init)
+    array = param_array(call)
+    _add_param(builder, visit, call, label, array.shape, array.dtype or FLOAT32, init)
 
 
 def _add_param(
