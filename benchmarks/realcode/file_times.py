@@ -8,7 +8,9 @@ cost. This runs the same per-file function (`check_files.check_file`, with the s
 would use for the file and --no-cache) in this one process, file after file, and measures each
 with `time.process_time`. The workspace is indexed first (`Analyzer.index_workspace`, what
 `check` does before its workers fork), and that time is reported on its own line, so that it is
-not charged to whichever file happens to come first. `run.py --slowest N` runs this for each
+not charged to whichever file happens to come first. As in `check`, everything runs below one
+roomy frame (`shardls.frames`) with the garbage collector run after each file (`cli/collector.py`,
+charged to that file). `run.py --slowest N` runs this for each
 repository. Nothing of the repository is run or imported.
 """
 
@@ -19,25 +21,43 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from shardls.cli.check_files import CheckJob
 
 
 def file_times(repository: Path) -> tuple[float, dict[str, float]]:
     """The indexing time, and each file's analysis time (CPU seconds), as `check .` in it."""
-    from shardls.cli import check_cmd, check_files
+    from shardls.cli import check_cmd
     from shardls.cli.main import build_parser
 
     os.chdir(repository)
     args = build_parser().parse_args(["check", "--no-cache", "."])
     jobs = check_cmd._jobs(args)
+    try:
+        from shardls.cli.collector import collected_by_file, settle
+        from shardls.frames import in_roomy_frame
+    except ImportError:  # a shardls older than both (run.py --commit): its check had neither
+        return _timed(jobs, lambda: None)
+    with collected_by_file():
+        return in_roomy_frame(_timed, jobs, settle)
+
+
+def _timed(jobs: Sequence[CheckJob], settle: Callable[[], None]) -> tuple[float, dict[str, float]]:
+    from shardls.cli import check_files
+
     start = time.process_time()
     check_files._index_workspaces(jobs)
+    settle()
     indexing = time.process_time() - start
     times = {}
     for job in jobs:
         start = time.process_time()
         check_files.check_file(job)
+        settle()
         times[job.display] = time.process_time() - start
     return indexing, times
 
