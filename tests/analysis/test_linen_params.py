@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from analysis_helpers import analyze, site_named
 
+from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.recognizers.linen import NOT_PLACED
 from shardls.core import Severity
 
@@ -253,6 +254,19 @@ def test_with_a_mesh_linen_constrains_the_value_where_it_is_made(
     assert found and all(d.severity is severity for d in found), analysis.diagnostics
 
 
+_BLOCK = """
+class Block(nn.Module):
+    width: int
+
+    @nn.compact
+    def __call__(self, x):
+        y = nn.Dense(self.width, kernel_init=nn.with_logical_partitioning(nn.initializers.zeros, ("embed", "mlp")))(x)
+        w = self.param("w", nn.with_logical_partitioning(nn.initializers.zeros, ("mlp", "embed")), (self.width, x.shape[-1]))
+        return jnp.dot(y, w){tail}
+"""
+"""A layer and a parameter with logical names; `{tail}` is `, None` for the body of a scan."""
+
+
 TREE_PROGRAM = """
 import jax
 import jax.numpy as jnp
@@ -262,15 +276,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 mesh = jax.make_mesh({mesh_shape!r}, ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
 rules = {rules!r}
 
-
-class Block(nn.Module):
-    width: int
-
-    @nn.compact
-    def __call__(self, x):
-        y = nn.Dense(self.width, kernel_init=nn.with_logical_partitioning(nn.initializers.zeros, ("embed", "mlp")))(x)
-        w = self.param("w", nn.with_logical_partitioning(nn.initializers.zeros, ("mlp", "embed")), (self.width, x.shape[-1]))
-        return jnp.dot(y, w)
+{block}
 
 
 class Model(nn.Module):
@@ -320,6 +326,15 @@ TREE_FLAX_SIDE = textwrap.dedent(
 )
 
 
+def _jit_outputs(analysis: FileAnalysis) -> dict[str, list[object]]:
+    """The per-device shape of each leaf of `variables = jax.jit(init_fn, ...)(...)`."""
+    return {
+        site.name: list(site.shard_shape or ())
+        for site in analysis.sites
+        if site.name is not None and site.name.startswith("variables[")
+    }
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_jit_of_init_with_linen_shardings_agrees_with_flax(seed: int) -> None:
     """`jax.eval_shape(model.init)`, `nn.get_partition_spec`, `nn.logical_to_mesh_sharding` and
@@ -328,6 +343,7 @@ def test_jit_of_init_with_linen_shardings_agrees_with_flax(seed: int) -> None:
     rules = (("embed", rng.choice(("data", "model"))), ("mlp", rng.choice(("data", "model"))))
     sources = [
         TREE_PROGRAM.format(
+            block=_BLOCK.replace("{tail}", ""),
             mesh_shape=rng.choice(((2, 4), (4, 2), (8, 1))),
             rules=rules,
             layers=rng.randint(1, 3),
@@ -337,11 +353,7 @@ def test_jit_of_init_with_linen_shardings_agrees_with_flax(seed: int) -> None:
     ]
     expected = _flax(sources, TREE_FLAX_SIDE)[0]
     analysis = analyze("# shardls: device-count=8\n" + sources[0])
-    found = {
-        site.name: list(site.shard_shape or ())
-        for site in analysis.sites
-        if site.name is not None and site.name.startswith("variables[")
-    }
+    found = _jit_outputs(analysis)
     assert found == expected
     assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
 
@@ -395,3 +407,61 @@ def test_self_param_reads_shape_and_dtype_by_keyword() -> None:
     )
     site = site_named(analysis, "w")
     assert site.shape == (8,) and site.dtype is not None and site.dtype.name == "bfloat16"
+
+
+SCAN_PROGRAM = """
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+rules = {rules!r}
+
+{block}
+
+
+class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x, _ = nn.scan(
+            Block, length={layers}, variable_axes={{"params": {axis}}}, split_rngs={{"params": True}},
+            metadata_params={{nn.PARTITION_NAME: "layers"}},
+        )({width})(x)
+        return x
+
+
+model = Model()
+x = jnp.ones((8, {features}))
+shardings = nn.logical_to_mesh_sharding(nn.get_partition_spec(jax.eval_shape(model.init, jax.random.key(0), x)), mesh, rules)
+
+
+def init_fn(key, x):
+    return model.init(key, x)
+
+
+variables = jax.jit(init_fn, out_shardings=shardings)(jax.random.key(0), x)
+"""
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scanned_layers_are_stacked_as_flax_stacks_them(seed: int) -> None:
+    """`nn.scan(Block, length=n, variable_axes={'params': axis}, metadata_params=...)`: each
+    parameter gains the axis and the partition name (`ScanBlock_0`), at the sites and in the tree."""
+    rng = random.Random(seed)
+    layers = rng.choice((2, 4))
+    rules = (("layers", rng.choice((None, "data"))), ("embed", "model"), ("mlp", rng.choice((None, "data"))))
+    source = SCAN_PROGRAM.format(
+        block=_BLOCK.replace("{tail}", ", None"),
+        rules=rules,
+        layers=layers,
+        axis=rng.choice((0, 1)),
+        width=rng.choice((8, 16)),
+        features=rng.choice((8, 16)),
+    )
+    expected = _flax([source], TREE_FLAX_SIDE)[0]
+    analysis = analyze("# shardls: device-count=8\n" + source)
+    found = _jit_outputs(analysis)
+    assert found == expected
+    stacked = site_named(analysis, "w")
+    assert stacked.shape is not None and len(stacked.shape) == 3 and layers in stacked.shape
+    assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]

@@ -10,6 +10,7 @@ become sites in `recognizers/linen.py`.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 from shardls.analysis.evaluator import Evaluator, Frame
@@ -62,6 +63,14 @@ def _with_partitioning(call: CallArgs) -> Value | None:
 @calls("flax.linen.with_logical_partitioning", "flax.linen.spmd.with_logical_partitioning")
 def _with_logical_partitioning(call: CallArgs) -> Value | None:
     return _partitioned(call, logical=True)
+
+
+def applying(statement: ast.stmt, built: ast.Call | None) -> ast.Call | None:
+    """`Cls(...)(x)`: the call in `statement` that applies what `built` makes (a layer, a module,
+    a lifted module class); None when it is applied elsewhere."""
+    if built is None:
+        return None
+    return next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.func is built), None)
 
 
 def is_linen_module(evaluator: Evaluator, value: Value, frame: Frame) -> bool:

@@ -20,8 +20,11 @@ from dataclasses import dataclass, field
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.linen import LINEN_MODULE, PARAM, PartitionedInitV, param_array
+from shardls.analysis.library.convert import spec_of
+from shardls.analysis.library.linen import LINEN_MODULE, PARAM, PartitionedInitV, applying, param_array
+from shardls.analysis.library.linen_lifted import LIFTED, LinenLevel, lifted_level
 from shardls.analysis.library.linen_specs import PartitionedV
+from shardls.analysis.library.pytrees import mapped
 from shardls.analysis.library.registry import methods
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import (
@@ -190,14 +193,36 @@ class _Builder:
             self.entries[self._name(name, kwargs)] = DictV(
                 tuple(Const(k) for k in params), tuple(params.values())
             )
+        elif qualname in LIFTED:
+            self._lifted(qualname, call, statement, frame)
         elif _creates_params(qualname):
             raise _NotModelled(f"nn.{name}, which shardls does not model")
+
+    def _lifted(self, qualname: str, call: ast.Call, statement: ast.stmt, frame: Frame) -> None:
+        """`nn.scan(Cls, ...)(args)(carry)`: `ScanCls_0`, the tree of `Cls` with every parameter
+        stacked (`linen_lifted.py`); only the scan's carry reaches the body whole."""
+        wrapped = self.evaluator.evaluate(call.args[0], frame) if call.args else None
+        built = applying(statement, call)
+        applied = applying(statement, built)
+        if not isinstance(wrapped, ClassV) or built is None or applied is None:
+            raise _NotModelled(f"nn.{qualname.rsplit('.', 1)[-1]} of something shardls cannot build")
+        args, kwargs = self.evaluator.call_arguments(built, frame)
+        module = self.evaluator.instantiate(wrapped.cls, args, kwargs, built, frame)
+        if not isinstance(module, InstanceV):
+            raise _NotModelled("a module shardls cannot build")
+        scan = qualname == "flax.linen.scan"
+        carry = self.evaluator.call_arguments(applied, frame)[0][:1] if scan else []
+        subtree = _tree(self.evaluator, self.library, module, carry, {}, frame, self.depth + 1)
+        level = lifted_level(self.evaluator, qualname, call, frame)
+        prefix = "Scan" if scan else "Vmap"
+        name = self._name(prefix + wrapped.cls.name, kwargs)
+        self.entries[name] = _stacked_tree(subtree, level) if level is not None else subtree
 
     def _submodule(self, call: ast.Call, statement: ast.stmt, frame: Frame) -> None:
         module = self.evaluator.evaluate(call, frame)
         if not isinstance(module, InstanceV):
             raise _NotModelled("a submodule shardls cannot build")
-        applied = next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.func is call), None)
+        applied = applying(statement, call)
         if applied is None:
             raise _NotModelled(f"{module.cls.name} built but applied elsewhere")
         args, kwargs = self.evaluator.call_arguments(applied, frame)
@@ -252,6 +277,31 @@ def _creates_params(qualname: str) -> bool:
     return qualname.startswith("flax.linen.") and (
         name in _TRANSFORMS or (name[:1].isupper() and name not in _PARAM_FREE)
     )
+
+
+def _stacked_tree(tree: Value, level: LinenLevel) -> Value:
+    """Every parameter with the axis the transform adds (`Partitioned.add_axis` for the names)."""
+    from shardls.analysis.recognizers.nnx import insert_spec_entry
+
+    axis = level.axis
+    if axis is None:
+        raise _NotModelled(f"{level.how}: variable_axes not known")
+
+    def stack(leaf: Value) -> Value:
+        array = leaf.value if isinstance(leaf, PartitionedV) else leaf
+        if not isinstance(array, ArrayV) or array.shape is None:
+            return Unknown("a parameter of unknown shape")
+        grown = ArrayV((*array.shape[:axis], level.size, *array.shape[axis:]), array.dtype)
+        if not isinstance(leaf, PartitionedV):
+            return grown
+        names = spec_of(leaf.names)
+        if level.partition is None:
+            raise _NotModelled(f"{level.how} names no partition (Flax raises PartitioningUnspecifiedError)")
+        if names is None:
+            return Unknown("axis names shardls cannot read")
+        return PartitionedV(grown, insert_spec_entry(names, axis, level.partition), leaf.mesh)
+
+    return mapped(tree, stack)
 
 
 def _leaf(array: ArrayV, init: Value | None) -> Value:

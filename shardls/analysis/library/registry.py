@@ -80,6 +80,7 @@ def tables() -> tuple[
         linen,
         linen_init,
         linen_layers,
+        linen_lifted,
         linen_specs,
         meshes,
         nnx,

@@ -24,11 +24,12 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
-from shardls.analysis.library.linen import PARAM, PartitionedInitV, param_array
+from shardls.analysis.library.linen import PARAM, PartitionedInitV, applying, param_array
+from shardls.analysis.library.linen_lifted import LinenStackV
 from shardls.analysis.logical import Translation, linen_translate, read_rules
-from shardls.analysis.recognizers.nnx import LayerArgs, ParamDecl
+from shardls.analysis.recognizers.nnx import LayerArgs, ParamDecl, insert_spec_entry
 from shardls.analysis.sites import SiteBuilder, recognizes
-from shardls.analysis.values import ArrayV, Const, MeshV, Unknown, Value
+from shardls.analysis.values import ArrayV, Const, MeshV, SpecV, Unknown, Value
 from shardls.analysis.walker import Context, Visit
 from shardls.core import FLOAT32, DType, PartitionSpec, UsageContext
 
@@ -179,13 +180,14 @@ def _add_param(
     init: PartitionedInitV,
 ) -> None:
     span = call.frame.span(call.node)
-    written = spec_of(init.names)
-    if written is None:
+    named = spec_of(init.names)
+    if named is None:
         return
+    shape, written, stack_notes, laid_out = _stacked(visit.context.stacked, shape, named)
     translation = _translation(written.spec, init, visit.context, call)
     unknown = tuple(sorted({*written.unknown_entries, *translation.unresolved}))
     final = replace(written, spec=translation.spec, unknown_entries=unknown)
-    mesh = None if translation.unresolved else _mesh(builder, visit, init, span)
+    mesh = _mesh(builder, visit, init, span) if laid_out and not translation.unresolved else None
     constrained = isinstance(init.mesh, MeshV)
     builder.add_layout(
         SiteKind.PARAM,
@@ -199,10 +201,32 @@ def _add_param(
         mesh,
         logical_spec=translation.logical if translation.logical != translation.spec else None,
         rule_chain=translation.chain,
-        assumptions=(CONSTRAINED if constrained else NOT_PLACED,),
+        assumptions=(CONSTRAINED if constrained else NOT_PLACED, *stack_notes),
         assumed=_assumed(constrained, visit.context),
         spec_span=written.span or init.span,
     )
+
+
+def _stacked(
+    stack: Value | None, shape: tuple[Value, ...] | None, spec: SpecV
+) -> tuple[tuple[Value, ...] | None, SpecV, tuple[str, ...], bool]:
+    """The shape and names after the lifted transforms around the module (innermost first, as
+    Flax's `add_axis` runs), notes saying so, and whether a layout follows (not when Flax raises
+    for want of a partition name, nor when the stacked axis is not known)."""
+    if not isinstance(stack, LinenStackV):
+        return shape, spec, (), True
+    notes: list[str] = []
+    for level in reversed(stack.levels):
+        if level.axis is None:
+            return None, spec, (*notes, f"{level.how}: variable_axes not known"), False
+        if level.partition is None:
+            note = f"{level.how} without metadata_params={{nn.PARTITION_NAME: ...}}: Flax raises PartitioningUnspecifiedError"
+            return shape, spec, (*notes, note), False
+        if shape is not None:
+            shape = (*shape[: level.axis], level.size, *shape[level.axis :])
+        spec = insert_spec_entry(spec, level.axis, level.partition)
+        notes.append(f"dim {level.axis} stacked by {level.how}")
+    return shape, spec, tuple(notes), True
 
 
 def _assumed(constrained: bool, context: Context) -> tuple[str, ...]:
@@ -289,7 +313,7 @@ def applied_shape(
     evaluator: Evaluator, statement: ast.stmt, built: ast.Call, frame: Frame
 ) -> tuple[Value, ...] | None:
     """The shape of what a layer is applied to in the same statement (`nn.Dense(8)(x)`)."""
-    applied = next((n for n in ast.walk(statement) if isinstance(n, ast.Call) and n.func is built), None)
+    applied = applying(statement, built)
     if applied is None or not applied.args or isinstance(applied.args[0], ast.Starred):
         return None
     value = evaluator.evaluate(applied.args[0], frame)

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from shardls.analysis.evaluator import Frame
-from shardls.analysis.library.linen import LINEN_MODULE
+from shardls.analysis.library.linen import LINEN_MODULE, applying
+from shardls.analysis.library.linen_lifted import LIFTED, lifted_level, stacked
 from shardls.analysis.scopes import ClassInfo, FunctionInfo
-from shardls.analysis.values import InstanceV, Value, options
+from shardls.analysis.values import ClassV, InstanceV, Ref, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, UNKNOWN_CALLER, Context, Visit, Walker, body_contexts
 
 _APPLYING = ("init", "apply", "init_with_output")
@@ -68,7 +69,7 @@ def _applications(
         instance = _instance_of(evaluator.evaluate(visit.call, visit.frame), owner)
         if instance is None:
             continue
-        outer = _applied(visit) if with_input else None
+        outer = applying(visit.statement, visit.call) if with_input else None
         where = f"{owner.name}(...) at line {visit.frame.line_of(visit.call) + 1}"
         if outer is None:
             # Applied where shardls does not see it (`jax.jit(model.init)(...)`): maybe under jit.
@@ -77,20 +78,46 @@ def _applications(
             continue
         args, kwargs = evaluator.call_arguments(outer, visit.frame)
         applied.append((instance, args, kwargs, _called_from(visit, where)))
+    applied += _lifted(walker, owner, with_input, depth)
     # A module built and applied elsewhere (`model = MLP(...)`, then `model.init(key, x)`) runs
     # with that input; one whose application is not visible runs with no argument.
     yield from applied or built
 
 
+def _lifted(
+    walker: Walker, owner: ClassInfo, with_input: bool, depth: int
+) -> list[tuple[InstanceV, list[Value], dict[str, Value], Context]]:
+    """`nn.scan(Cls, ...)(args)(carry)` / `nn.vmap(Cls, ...)(args)(x)`: the module built from
+    `args`, its parameters stacked (`linen_lifted.py`). Only the scan's carry reaches the body
+    whole; what the transform slices is not passed."""
+    evaluator = walker.evaluator
+    found: list[tuple[InstanceV, list[Value], dict[str, Value], Context]] = []
+    for qualname in LIFTED:
+        for visit in walker.calls_named(qualname.rsplit(".", 1)[-1], depth):
+            func = evaluator.evaluate(visit.call.func, visit.frame)
+            wrapped = evaluator.evaluate(visit.call.args[0], visit.frame) if visit.call.args else None
+            if not (isinstance(func, Ref) and func.qualname == qualname and isinstance(wrapped, ClassV)):
+                continue
+            built = applying(visit.statement, visit.call)
+            if wrapped.cls.node is not owner.node or built is None:
+                continue
+            level = lifted_level(evaluator, qualname, visit.call, visit.frame)
+            args, kwargs = evaluator.call_arguments(built, visit.frame)
+            instance = evaluator.instantiate(wrapped.cls, args, kwargs, built, visit.frame)
+            if not isinstance(instance, InstanceV):
+                continue
+            applied = applying(visit.statement, built) if with_input else None
+            carry = evaluator.call_arguments(applied, visit.frame)[0][:1] if applied is not None else []
+            where = f"{level.how if level else qualname} of {owner.name}"
+            context = _called_from(visit, where)
+            if level is not None:
+                context = replace(context, stacked=stacked(visit.context.stacked, level))
+            found.append((instance, carry if qualname == "flax.linen.scan" else [], {}, context))
+    return found
+
+
 def _instance_of(value: Value, owner: ClassInfo) -> InstanceV | None:
     return next((o for o in options(value) if isinstance(o, InstanceV) and o.cls.node is owner.node), None)
-
-
-def _applied(visit: Visit) -> ast.Call | None:
-    """`Cls(...)(x)`: the call that applies the module built by `visit`."""
-    return next(
-        (n for n in ast.walk(visit.statement) if isinstance(n, ast.Call) and n.func is visit.call), None
-    )
 
 
 def _called_from(visit: Visit, where: str) -> Context:
