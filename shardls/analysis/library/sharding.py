@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
-from shardls.analysis.library.convert import sharding_of, spec_from_entries
+from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, spec_from_entries
 from shardls.analysis.library.registry import calls, subscripts
-from shardls.analysis.values import ArrayV, MeshV, Seq, ShardingV, SpecV, Unknown, Value, alternatives
+from shardls.analysis.values import (
+    ArrayV,
+    Const,
+    MeshV,
+    Origin,
+    Ref,
+    Seq,
+    ShardingV,
+    SpecV,
+    Unknown,
+    Value,
+    alternatives,
+)
 from shardls.core import UNCONSTRAINED
 from shardls.core.spec import SpecEntry
 
@@ -68,6 +81,44 @@ def _placed(call: CallArgs) -> Value | None:
     )
 
 
+@calls("jax.make_array_from_callback")
+def _from_callback(call: CallArgs) -> Value | None:
+    """`make_array_from_callback(shape, sharding, callback, dtype=None)`: the global shape is the
+    first argument; the dtype is `dtype=` when given, else the callback's (not followed: unknown)."""
+    target = sharding_of(call.get(1, "sharding"))
+    dtype = dtype_of(call.get(3, "dtype"), call.library.environment.x64)
+    return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
+
+
+@calls("jax.make_array_from_process_local_data")
+def _from_process_local_data(call: CallArgs) -> Value | None:
+    """`make_array_from_process_local_data(sharding, local_data, global_shape=None)`: the global
+    shape is `global_shape` when given, else (on one process, where JAX device_puts the local data)
+    the local data's shape."""
+    local = call.get(1, "local_data")
+    if not isinstance(local, ArrayV):
+        return None
+    target = sharding_of(call.get(0, "sharding"))
+    given = call.get(2, "global_shape")
+    if given is None or (isinstance(given, Const) and given.value is None):
+        shape = None if local.shape is None else tuple(_on_one_process(d) for d in local.shape)
+    else:
+        shape = shape_of(given)
+    return ArrayV(shape, local.dtype, target or local.sharding, placed=target is not None)
+
+
+ONE_PROCESS = "a single process (no global_shape: the local data is then the whole array)"
+
+
+def _on_one_process(size: Value) -> Value:
+    """A local size taken as the global one: with several processes a sharded dimension is larger,
+    so a problem it decides is an assumption's, not a fact's."""
+    if not isinstance(size, Const) or (size.origin is not None and size.origin.assumed):
+        return size
+    text = size.origin.describe() if size.origin is not None else "local data"
+    return replace(size, origin=Origin(f"{text}, if one process", assumption=ONE_PROCESS))
+
+
 @calls("jax.set_mesh", "jax.sharding.use_abstract_mesh")
 def _set_mesh(call: CallArgs) -> Value | None:
     mesh = call.get(0, "mesh")
@@ -86,8 +137,6 @@ def _spec_items(base: Value, index: Value | slice) -> Value | None:
 
 
 def _entry_value(entry: SpecEntry) -> Value:
-    from shardls.analysis.values import Const, Ref
-
     if entry is UNCONSTRAINED:
         return Ref("jax.sharding.PartitionSpec.UNCONSTRAINED")
     if isinstance(entry, tuple):

@@ -44,24 +44,27 @@ def _place(
     array: Value | None,
     target: Value | None,
     assumptions: tuple[str, ...] = (),
+    argument: tuple[int, str] | None = (0, "x"),
 ) -> None:
     """One site for an array and its sharding; for pytrees (`jax.device_put(params, shardings)`,
     a tuple of arrays with one sharding), one per array, each with the sharding JAX gives it: the
     shardings tree is a prefix of the arrays' tree, a leaf applying to every array below it
-    (a tree of more than `MAX_TREE_SITES` nodes gives none: one shared by reference can be huge)."""
+    (a tree of more than `MAX_TREE_SITES` nodes gives none: one shared by reference can be huge).
+    `argument` is where the array is passed (its
+    name names the site when the result is not assigned), None when no argument is the array."""
     if (sharding_of(target) is None and isinstance(target, (Seq, DictV))) or isinstance(array, (Seq, DictV)):
         if _too_large(array) or _too_large(target):
             return
         span = call.frame.span(call.node)
-        label = visit.target or _argument_name(call) or ""
-        argument = Argument(array, call.arg_node(0, "x"), label)
+        label = visit.target or _argument_name(call, argument) or ""
+        node = call.arg_node(*argument) if argument is not None else None
         unpacked = _unpacked_names(visit)
-        for pair in pair_tree(target, None, argument) if target is not None else ():
+        for pair in pair_tree(target, None, Argument(array, node, label)) if target is not None else ():
             where = pair_span(call.frame, pair, span)
             name = _leaf_name(pair.label, unpacked) or label or None
             _place_one(builder, visit, call, kind, usage, pair.value, pair.spec, assumptions, where, name)
         return
-    name = visit.target or _argument_name(call)
+    name = visit.target or _argument_name(call, argument)
     _place_one(
         builder, visit, call, kind, usage, array, target, assumptions, call.frame.span(call.node), name
     )
@@ -154,8 +157,8 @@ def _method_result(call: CallArgs) -> Value | None:
     return None
 
 
-def _argument_name(call: CallArgs) -> str | None:
-    node = call.arg_node(0, "x")
+def _argument_name(call: CallArgs, argument: tuple[int, str] | None = (0, "x")) -> str | None:
+    node = call.arg_node(*argument) if argument is not None else None
     return node.id if isinstance(node, ast.Name) else None
 
 
@@ -170,6 +173,30 @@ def device_put(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
         call.get(0, "x"),
         call.get(1, "device"),
     )
+
+
+_FROM_HOST_DATA: dict[str, tuple[SiteKind, UsageContext, int, tuple[int, str] | None]] = {
+    "jax.make_array_from_callback": (SiteKind.CREATION, UsageContext.SHARD_SHAPE, 1, None),
+    "jax.make_array_from_process_local_data": (
+        SiteKind.DEVICE_PUT,
+        UsageContext.DEVICE_PUT,
+        0,
+        (1, "local_data"),
+    ),
+}
+"""Per function: its site kind, the check JAX makes, where the sharding is, where the array is."""
+
+
+@recognizes(*_FROM_HOST_DATA)
+def from_host_data(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
+    """`make_array_from_callback(shape, sharding, callback)`: JAX asks the sharding for each
+    device's index into `shape` (`devices_indices_map`), so it checks what `shard_shape` checks:
+    an indivisible dimension or an extra sharded entry fails, `P.UNCONSTRAINED` needs an Auto axis.
+    `make_array_from_process_local_data(sharding, local_data, global_shape=None)`: on one process
+    JAX device_puts the local data (a shape taken from it rests on there being one process)."""
+    kind, usage, sharding, argument = _FROM_HOST_DATA[call.qualname]
+    target = call.get(sharding, "sharding")
+    _place(builder, visit, call, kind, usage, _library_result(call), target, argument=argument)
 
 
 @recognizes("jax.lax.with_sharding_constraint")
