@@ -11,6 +11,7 @@ from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
     Const,
+    DevicesV,
     DictV,
     InstanceV,
     Ref,
@@ -56,6 +57,8 @@ def _len(call: CallArgs) -> Value | None:
         return _bounded(call, len(items))
     if isinstance(target, ArrayV) and target.shape:
         return target.shape[0]
+    if isinstance(target, DevicesV) and target.shape is None:
+        return target.count  # `len(jax.devices())`: the device count, with its origin
     return None
 
 
