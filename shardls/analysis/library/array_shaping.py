@@ -1,6 +1,6 @@
 """numpy/JAX functions that combine or rearrange arrays whose result shape follows from their
 operands': the two-operand elementwise functions (`jnp.maximum(a, b)` broadcasts like `a + b`),
-`transpose`, `repeat`, `tril`/`triu`.
+`transpose`, `repeat`, `tril`/`triu`, and `split`/`array_split`/`hsplit`/`vsplit` into a list.
 
 Real code computes its attention scores and masks with these before it constrains or returns
 them (maxtext ulysses_collective_test.py: `jnp.repeat(key, group_size, axis=1)`,
@@ -122,3 +122,86 @@ def _product(shape: tuple[Value, ...]) -> Value:
             return Unknown("size of a flattened array")
         total *= number
     return Const(total)
+
+
+_SPLITS = ("split", "array_split", "hsplit", "vsplit")
+
+
+@calls(*(f"{m}.{n}" for m in _MODULES for n in _SPLITS))
+def _split(call: CallArgs) -> Value | None:
+    """`jnp.split(x, 2, axis=1)`, `jnp.split(x, [3, 5])`: a list of arrays, the axis cut into
+    equal parts or at the indices (`array_split` gives the first `n % parts` parts one more).
+    `hsplit` cuts axis 1 (axis 0 of a vector), `vsplit` axis 0. An unknown size gives parts of
+    unknown size; an unknown number of parts, or a cut JAX rejects, an unknown list."""
+    array = call.get(0, "ary")
+    if not isinstance(array, ArrayV):
+        return None
+    name = call.qualname.rsplit(".", 1)[-1]
+    sizes = _parts(array, name, call.get(1, "indices_or_sections"), call.get(2, "axis"))
+    if sizes is None:
+        return Unknown(f"{name} into parts not known here")
+    index, parts = sizes
+    return Seq(
+        tuple(ArrayV(_replaced(array.shape, index, part), array.dtype) for part in parts),
+        is_list=True,
+    )
+
+
+def _parts(
+    array: ArrayV, name: str, sections: Value | None, axis: Value | None
+) -> tuple[int, list[Value]] | None:
+    """The axis cut and the sizes of the parts along it (None when either is not known)."""
+    if array.shape is None or not array.shape or sections is None:
+        return None
+    rank = len(array.shape)
+    if name == "hsplit":
+        axis = Const(1 if rank > 1 else 0)
+    elif name == "vsplit" or axis is None:
+        axis = Const(0)
+    index = as_int(axis)
+    if index is None or not -rank <= index < rank:
+        return None
+    index %= rank
+    size = array.shape[index]
+    count = as_int(sections)
+    if count is not None:
+        parts = _equal_parts(size, count, uneven=name == "array_split")
+    elif isinstance(sections, Seq):
+        parts = _cut_parts(size, [as_int(i) for i in sections.items])
+    else:
+        return None
+    return None if parts is None else (index, parts)
+
+
+def _equal_parts(size: Value, count: int, *, uneven: bool) -> list[Value] | None:
+    """`count` parts of `size` (`split` needs them equal: JAX rejects the rest)."""
+    if count <= 0:
+        return None
+    number = as_int(size)
+    if number is None:
+        return [Unknown(f"a size cut into {count} parts")] * count
+    quotient, rest = divmod(number, count)
+    if rest and not uneven:
+        return None
+    return [Const(quotient + (i < rest), origin=size.origin) for i in range(count)]
+
+
+def _cut_parts(size: Value, cuts: list[int | None]) -> list[Value] | None:
+    """The parts between `0`, the cuts and `size`; JAX takes the differences as sizes, so a cut
+    that is unknown, negative, decreasing or past the end leaves the list unknown."""
+    if any(cut is None for cut in cuts):
+        return None
+    number = as_int(size)
+    points = [0, *(c for c in cuts if c is not None)]
+    if number is not None:
+        points.append(number)
+    if any(b < a for a, b in zip(points, points[1:], strict=False)):
+        return None
+    parts: list[Value] = [Const(b - a) for a, b in zip(points, points[1:], strict=False)]
+    if number is None:
+        parts.append(Unknown("the rest of a size not known here"))
+    return parts
+
+
+def _replaced(shape: tuple[Value, ...] | None, index: int, size: Value) -> tuple[Value, ...] | None:
+    return None if shape is None else tuple(size if i == index else d for i, d in enumerate(shape))
