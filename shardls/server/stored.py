@@ -19,6 +19,7 @@ only (0.7 MB, 20 ms).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from collections.abc import Callable, Sequence
@@ -91,7 +92,13 @@ class Stored:
         device_count: DeviceCount,
     ) -> None:
         """Store the diagnostics of a fresh analysis with what it read (nothing when they cannot
-        be encoded or the folder is not writable), then keep the folder within its bound."""
+        be encoded or the folder is not writable), then keep the folder within its bound.
+
+        The cyclic garbage collector is paused meanwhile, as during the analysis: encoding
+        allocates many small objects beside the analysis' hundreds of thousands, and the full
+        collections they set off made storing 1,270 diagnostics take 0.57 s instead of 0.03 s."""
+        was_enabled = gc.isenabled()
+        gc.disable()
         try:
             entry: Json = {
                 "format": FORMAT,
@@ -99,9 +106,12 @@ class Stored:
                 "diagnostics": encode(tuple[Diagnostic, ...], diagnostics),
                 "device_count": encode(DeviceCount, device_count),
             }
+            self.store.write(key, entry)
         except CodecError:
             return
-        self.store.write(key, entry)
+        finally:
+            if was_enabled:
+                gc.enable()
         self.store.prune()
 
 
