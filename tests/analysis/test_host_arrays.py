@@ -103,3 +103,18 @@ def test_process_local_data_names_the_site_after_the_local_data() -> None:
         + "move(jnp.zeros((8, 12)))\n"
     )
     assert site_named(analysis, "value").shape == (8, 12)
+
+
+def test_a_callback_array_takes_the_dtype_its_callback_returns() -> None:
+    analysis = analyze(
+        HEAD
+        + "def block(index):\n"
+        + "    return jnp.ones((4, 3), jnp.bfloat16)\n"
+        + "def host_block(index):\n"
+        + "    return np.zeros((4, 3), np.int8)\n"
+        + "w = jax.make_array_from_callback((8, 12), sharding, block)\n"
+        + "v = jax.make_array_from_callback((8, 12), sharding, host_block)\n"
+    )
+    for name, dtype in (("w", "bfloat16"), ("v", "int8")):
+        site = site_named(analysis, name)
+        assert site.dtype is not None and site.dtype.name == dtype

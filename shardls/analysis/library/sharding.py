@@ -84,9 +84,14 @@ def _placed(call: CallArgs) -> Value | None:
 @calls("jax.make_array_from_callback")
 def _from_callback(call: CallArgs) -> Value | None:
     """`make_array_from_callback(shape, sharding, callback, dtype=None)`: the global shape is the
-    first argument; the dtype is `dtype=` when given, else the callback's (not followed: unknown)."""
+    first argument; the dtype is `dtype=` when given, else that of what the callback returns for
+    an index not known here (`lambda idx: host[idx]`)."""
     target = sharding_of(call.get(1, "sharding"))
     dtype = dtype_of(call.get(3, "dtype"), call.library.environment.x64)
+    callback = call.get(2, "data_callback")
+    if dtype is None and callback is not None:
+        block = call.evaluator.call(callback, [Unknown("a device's index")], {}, None, call.frame)
+        dtype = block.dtype if isinstance(block, ArrayV) else None
     return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
 
 
