@@ -54,3 +54,27 @@ def test_the_length_of_a_device_array_of_an_unknown_shape_stays_unknown() -> Non
     first = (site_named(analysis, "x").shape or ())[0]
     assert isinstance(first, SymbolicDim)
     assert analysis.diagnostics == ()
+
+
+@pytest.mark.parametrize(
+    "size", ["grid.size", "grid.shape['d']", "grid.axis_sizes[0]", "np.array(jax.devices()).size"]
+)
+def test_a_size_read_from_a_mesh_sized_by_the_device_count_carries_the_assumption(size: str) -> None:
+    source = (
+        HEAD
+        + "import numpy as np\n"
+        + "grid = jax.make_mesh((jax.device_count(),), ('d',))\n"
+        + f"x = jax.device_put(jnp.zeros(({size} + 2, 6)), NamedSharding(mesh, P('model')))\n"
+    )
+    assumed = analyze(source)
+    assert site_named(assumed, "x").shape == (10, 6)
+    assert [(d.code, d.severity) for d in assumed.diagnostics] == [("SH001", Severity.WARNING)]
+    stated = analyze(source, Settings(device_count=8))
+    assert [(d.code, d.severity) for d in stated.diagnostics] == [("SH001", Severity.ERROR)]
+
+
+def test_a_size_read_from_a_literal_mesh_is_a_fact() -> None:
+    analysis = analyze(
+        HEAD + "x = jax.device_put(jnp.zeros((mesh.size + 2, 6)), NamedSharding(mesh, P('model')))\n"
+    )
+    assert [(d.code, d.severity) for d in analysis.diagnostics] == [("SH001", Severity.ERROR)]

@@ -14,6 +14,7 @@ from shardls.analysis.values import (
     DevicesV,
     DictV,
     MeshV,
+    Origin,
     Seq,
     Unknown,
     Value,
@@ -208,19 +209,25 @@ def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: b
 def _mesh_attributes(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:
+    if isinstance(base, DevicesV) and attr == "size" and base.shape is None:
+        return base.count  # `np.array(jax.devices()).size`
     if not isinstance(base, MeshV):
         return None
     mesh = base.mesh
+    # A mesh whose sizes rest on an assumption (the default device count, a size filled from the
+    # devices) passes it on to the numbers read from it: `x.shape[0] == mesh.size` decides nothing.
+    origin = Origin("a size of this mesh", assumption=base.assumptions[0]) if base.assumptions else None
     if attr == "shape":
-        return DictV(tuple(Const(n) for n in mesh.axis_names), tuple(Const(s) for s in mesh.axis_sizes))
+        sizes = tuple(Const(s, origin=origin) for s in mesh.axis_sizes)
+        return DictV(tuple(Const(n) for n in mesh.axis_names), sizes)
     if attr == "axis_names":
         return Seq(tuple(Const(n) for n in mesh.axis_names))
     if attr in ("axis_sizes", "shape_tuple", "devices_shape"):
-        return Seq(tuple(Const(s) for s in mesh.axis_sizes))
+        return Seq(tuple(Const(s, origin=origin) for s in mesh.axis_sizes))
     if attr == "size":
-        return Const(mesh.size) if mesh.is_resolved else Unknown("mesh size")
+        return Const(mesh.size, origin=origin) if mesh.is_resolved else Unknown("mesh size")
     if attr == "devices":
-        return DevicesV(Const(mesh.size), tuple(mesh.axis_sizes), MeshConstructor.RESHAPE)
+        return DevicesV(Const(mesh.size, origin=origin), tuple(mesh.axis_sizes), MeshConstructor.RESHAPE)
     if attr == "abstract_mesh":
         return base
     return None
