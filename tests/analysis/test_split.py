@@ -1,4 +1,4 @@
-"""`jnp.split`, `jnp.array_split`, `jnp.hsplit`, `jnp.vsplit` (`shardls/analysis/library/
+"""`jnp.split`, `jnp.array_split`, `jnp.hsplit`, `jnp.vsplit`, `jnp.dsplit` (`shardls/analysis/library/
 array_shaping.py`): a list of parts with the shapes JAX 0.10 gives; an unknown size gives parts of
 unknown size, an unknown number of parts or a cut JAX rejects an unknown list, never a guess."""
 
@@ -41,6 +41,8 @@ def placed_shape(part: str, prelude: str = "") -> object:
         ("jnp.hsplit(jnp.zeros(6), 3)[1]", (2,)),
         ("jnp.vsplit(x, [1])[1]", (7, 12)),
         ("np.split(np.zeros((4, 2)), 2)[1]", (2, 2)),
+        ("jnp.dsplit(jnp.zeros((2, 3, 8)), 4)[3]", (2, 3, 2)),
+        ("jnp.dsplit(jnp.zeros((2, 3, 8)), [1])[1]", (2, 3, 7)),
     ],
 )
 def test_a_part_has_the_shape_jax_gives(part: str, shape: tuple[int, ...]) -> None:
@@ -52,7 +54,8 @@ def test_the_parts_unpack_into_names() -> None:
 
 
 @pytest.mark.parametrize(
-    "part", ["jnp.split(x, 5)[0]", "jnp.split(x, [5, 3])[0]", "jnp.split(x, [3, 20])[0]"]
+    "part",
+    ["jnp.split(x, 5)[0]", "jnp.split(x, [5, 3])[0]", "jnp.split(x, [3, 20])[0]", "jnp.dsplit(x, 2)[0]"],
 )
 def test_a_cut_jax_rejects_gives_no_shape(part: str) -> None:
     assert placed_shape(part) is None

@@ -1,6 +1,6 @@
 """numpy/JAX functions that combine or rearrange arrays whose result shape follows from their
 operands': the two-operand elementwise functions (`jnp.maximum(a, b)` broadcasts like `a + b`),
-`transpose`, `repeat`, `tril`/`triu`, and `split`/`array_split`/`hsplit`/`vsplit` into a list.
+`transpose`, `repeat`, `tril`/`triu`, and `split`/`array_split`/`hsplit`/`vsplit`/`dsplit` into a list.
 
 Real code computes its attention scores and masks with these before it constrains or returns
 them (maxtext ulysses_collective_test.py: `jnp.repeat(key, group_size, axis=1)`,
@@ -124,14 +124,14 @@ def _product(shape: tuple[Value, ...]) -> Value:
     return Const(total)
 
 
-_SPLITS = ("split", "array_split", "hsplit", "vsplit")
+_SPLITS = ("split", "array_split", "hsplit", "vsplit", "dsplit")
 
 
 @calls(*(f"{m}.{n}" for m in _MODULES for n in _SPLITS))
 def _split(call: CallArgs) -> Value | None:
     """`jnp.split(x, 2, axis=1)`, `jnp.split(x, [3, 5])`: a list of arrays, the axis cut into
     equal parts or at the indices (`array_split` gives the first `n % parts` parts one more).
-    `hsplit` cuts axis 1 (axis 0 of a vector), `vsplit` axis 0. An unknown size gives parts of
+    `hsplit` cuts axis 1 (axis 0 of a vector), `vsplit` axis 0, `dsplit` axis 2. An unknown size gives parts of
     unknown size; an unknown number of parts, or a cut JAX rejects, an unknown list."""
     array = call.get(0, "ary")
     if not isinstance(array, ArrayV):
@@ -156,8 +156,8 @@ def _parts(
     rank = len(array.shape)
     if name == "hsplit":
         axis = Const(1 if rank > 1 else 0)
-    elif name == "vsplit" or axis is None:
-        axis = Const(0)
+    elif name in ("vsplit", "dsplit") or axis is None:
+        axis = Const(2 if name == "dsplit" else 0)
     index = as_int(axis)
     if index is None or not -rank <= index < rank:
         return None
