@@ -11,15 +11,21 @@ visible; else once with a module of unknown fields, as code no visible call reac
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import TypeVar
 
-from shardls.analysis.evaluator import Frame
+from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.linen import LINEN_MODULE, applying
 from shardls.analysis.library.linen_lifted import LIFTED, lifted_level, stacked
+from shardls.analysis.reuse import reuse_of
 from shardls.analysis.scopes import ClassInfo, FunctionInfo
 from shardls.analysis.values import ClassV, InstanceV, Ref, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, UNKNOWN_CALLER, Context, Visit, Walker, body_contexts
+
+T = TypeVar("T")
+_Applied = tuple[InstanceV, list[Value], dict[str, Value], Context]
+"""A module of the class, the arguments it is applied to, and where."""
 
 _APPLYING = ("init", "apply", "init_with_output")
 """Methods of a Linen module that run `__call__` with the arguments after the first."""
@@ -46,30 +52,28 @@ def _linen_method(
     return found
 
 
-def _applications(
-    walker: Walker, owner: ClassInfo, with_input: bool, depth: int
-) -> Iterator[tuple[InstanceV, list[Value], dict[str, Value], Context]]:
+def _applications(walker: Walker, owner: ClassInfo, with_input: bool, depth: int) -> list[_Applied]:
     """Each module of this class the code builds, with the input it is applied to (`Cls(...)(x)`,
-    `model.init(key, x)`) when `with_input` and one is visible, else with no arguments."""
+    `model.init(key, x)`) when `with_input` and one is visible, else with no arguments. Found
+    once per analysis (`analysis/reuse.py`): every method of the class asks the same."""
+    key = ("linen applications", id(owner.node), id(walker.module), with_input, depth)
+    return reuse_of(walker.evaluator).answer(
+        key, (owner.node, walker.module), lambda: _find_applications(walker, owner, with_input, depth)
+    )
+
+
+def _find_applications(walker: Walker, owner: ClassInfo, with_input: bool, depth: int) -> list[_Applied]:
     evaluator = walker.evaluator
-    applied: list[tuple[InstanceV, list[Value], dict[str, Value], Context]] = []
+    applied: list[_Applied] = []
     if with_input:
         for name in _APPLYING:
-            for visit in walker.calls_named(name, depth):
-                if not isinstance(visit.call.func, ast.Attribute):
-                    continue
-                instance = _instance_of(evaluator.evaluate(visit.call.func.value, visit.frame), owner)
-                if instance is None:
-                    continue
+            for visit, instance in _by_class(walker, name, depth, _receivers).get(owner.node, ()):
                 args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
                 where = f"{name}(...) at line {visit.frame.line_of(visit.call) + 1}"
                 applied.append((instance, args[1:], kwargs, _called_from(visit, where)))
-    built: list[tuple[InstanceV, list[Value], dict[str, Value], Context]] = []
-    for visit in walker.calls_named(owner.name, depth):
-        instance = _instance_of(evaluator.evaluate(visit.call, visit.frame), owner)
-        if instance is None:
-            continue
-        outer = applying(visit.statement, visit.call) if with_input else None
+    built: list[_Applied] = []
+    for visit, instance in _by_class(walker, owner.name, depth, _built).get(owner.node, ()):
+        outer = _applying(visit) if with_input else None
         where = f"{owner.name}(...) at line {visit.frame.line_of(visit.call) + 1}"
         if outer is None:
             # Applied where shardls does not see it (`jax.jit(model.init)(...)`): maybe under jit.
@@ -81,25 +85,21 @@ def _applications(
     applied += _lifted(walker, owner, with_input, depth)
     # A module built and applied elsewhere (`model = MLP(...)`, then `model.init(key, x)`) runs
     # with that input; one whose application is not visible runs with no argument.
-    yield from applied or built
+    return applied or built
 
 
-def _lifted(
-    walker: Walker, owner: ClassInfo, with_input: bool, depth: int
-) -> list[tuple[InstanceV, list[Value], dict[str, Value], Context]]:
+def _lifted(walker: Walker, owner: ClassInfo, with_input: bool, depth: int) -> list[_Applied]:
     """`nn.scan(Cls, ...)(args)(carry)` / `nn.vmap(Cls, ...)(args)(x)`: the module built from
     `args`, its parameters stacked (`linen_lifted.py`). Only the scan's carry reaches the body
     whole; what the transform slices is not passed."""
     evaluator = walker.evaluator
-    found: list[tuple[InstanceV, list[Value], dict[str, Value], Context]] = []
+    found: list[_Applied] = []
     for qualname in LIFTED:
-        for visit in walker.calls_named(qualname.rsplit(".", 1)[-1], depth):
-            func = evaluator.evaluate(visit.call.func, visit.frame)
-            wrapped = evaluator.evaluate(visit.call.args[0], visit.frame) if visit.call.args else None
-            if not (isinstance(func, Ref) and func.qualname == qualname and isinstance(wrapped, ClassV)):
-                continue
-            built = applying(visit.statement, visit.call)
-            if wrapped.cls.node is not owner.node or built is None:
+        for visit, (lifting, wrapped) in _by_class(walker, _called(qualname), depth, _lifts).get(
+            owner.node, ()
+        ):
+            built = _applying(visit)
+            if lifting != qualname or built is None:
                 continue
             level = lifted_level(evaluator, qualname, visit.call, visit.frame)
             args, kwargs = evaluator.call_arguments(built, visit.frame)
@@ -116,8 +116,67 @@ def _lifted(
     return found
 
 
-def _instance_of(value: Value, owner: ClassInfo) -> InstanceV | None:
-    return next((o for o in options(value) if isinstance(o, InstanceV) and o.cls.node is owner.node), None)
+def _by_class(
+    walker: Walker, name: str, depth: int, read: Callable[[Evaluator, Visit], Iterator[tuple[ast.AST, T]]]
+) -> dict[ast.AST, list[tuple[Visit, T]]]:
+    """The calls `name(...)` (`walker.calls_named`) by the module class `read` finds at each, in
+    the order of the walk. Found once per analysis (`analysis/reuse.py`) for every Linen class and
+    method that asks, since neither the walk nor what it evaluates depends on the class: walked
+    anew per method (and per method of each module class a walked test defines), the callers of
+    `init` and `apply`, which nearly every test of flax calls, took a quarter of a check of flax."""
+    evaluator = walker.evaluator
+
+    def find() -> dict[ast.AST, list[tuple[Visit, T]]]:
+        found: dict[ast.AST, list[tuple[Visit, T]]] = {}
+        for visit in walker.calls_named(name, depth):
+            for cls, what in read(evaluator, visit):
+                found.setdefault(cls, []).append((visit, what))
+        return found
+
+    key = ("linen calls", read, id(walker.module), name, depth)
+    return reuse_of(evaluator).answer(key, (walker.module,), find)
+
+
+def _receivers(evaluator: Evaluator, visit: Visit) -> Iterator[tuple[ast.AST, InstanceV]]:
+    """The modules `x.init(...)` may be called on."""
+    func = visit.call.func
+    if isinstance(func, ast.Attribute):
+        yield from _modules(evaluator.evaluate(func.value, visit.frame))
+
+
+def _built(evaluator: Evaluator, visit: Visit) -> Iterator[tuple[ast.AST, InstanceV]]:
+    """The modules `Cls(...)` may build."""
+    yield from _modules(evaluator.evaluate(visit.call, visit.frame))
+
+
+def _lifts(evaluator: Evaluator, visit: Visit) -> Iterator[tuple[ast.AST, tuple[str, ClassV]]]:
+    """The lifted transform `nn.scan(Cls, ...)` is, and the class it lifts."""
+    func = evaluator.evaluate(visit.call.func, visit.frame)
+    wrapped = evaluator.evaluate(visit.call.args[0], visit.frame) if visit.call.args else None
+    if isinstance(func, Ref) and func.qualname in LIFTED and isinstance(wrapped, ClassV):
+        yield wrapped.cls.node, (func.qualname, wrapped)
+
+
+def _modules(value: Value) -> Iterator[tuple[ast.AST, InstanceV]]:
+    """The first instance of each class among the options of `value`."""
+    seen: set[ast.AST] = set()
+    for option in options(value):
+        if isinstance(option, InstanceV) and option.cls.node not in seen:
+            seen.add(option.cls.node)
+            yield option.cls.node, option
+
+
+def _called(qualname: str) -> str:
+    """How a call of `qualname` is indexed (`nn.scan(...)`: `scan`)."""
+    return qualname.rsplit(".", 1)[-1]
+
+
+def _applying(visit: Visit) -> ast.Call | None:
+    """`Cls(...)(x)`: the call applying what `visit`'s call builds. `library.linen.applying`'s
+    answer, read from the call the walker found around it instead of walking the statement (a
+    statement can be a whole `if`, and every built module of every class asked it)."""
+    parent = visit.parent
+    return parent if parent is not None and parent.func is visit.call else None
 
 
 def _called_from(visit: Visit, where: str) -> Context:
