@@ -18,6 +18,7 @@ from shardls.analysis.facts import (
     SymbolicDim,
 )
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.sharding import ONE_PROCESS
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,
@@ -399,7 +400,7 @@ class SiteBuilder:
         severity, message = problem.severity, problem.message
         if basis:
             data["assumptions"] = list(basis)
-            message += f" (if {'; '.join(basis)}: {_HOW_TO_STATE})"
+            message += f" (if {'; '.join(basis)}: {how_to_state(basis)})"
             if severity is Severity.ERROR:
                 severity = Severity.WARNING
         self.diagnostics.append(
@@ -442,6 +443,13 @@ _MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
 """Mesh problems that hold whatever the sizes and the device count are."""
 
 _HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
+_HOW_TO_STATE_GLOBAL_SHAPE = "pass `global_shape=` to state the whole array's shape"
+
+
+def how_to_state(basis: Iterable[str]) -> str:
+    """The advice that fits what was assumed: a device count or a mesh is stated in a pragma or the
+    settings, but a shape taken from one process's local data only by the call's `global_shape=`."""
+    return _HOW_TO_STATE_GLOBAL_SHAPE if set(basis) == {ONE_PROCESS} else _HOW_TO_STATE
 
 
 def _shape_assumptions(shape: tuple[Value, ...]) -> list[str]:

@@ -93,6 +93,7 @@ def test_process_local_data_without_a_global_shape_assumes_one_process() -> None
     odd = analyze(HEAD + "b = jax.make_array_from_process_local_data(sharding, jnp.zeros((5, 12)))\n")
     assert problems(odd) == [("SH001", Severity.WARNING)]
     assert odd.diagnostics[0].assumptions == (ONE_PROCESS,)
+    assert odd.diagnostics[0].message.endswith("pass `global_shape=` to state the whole array's shape)")
 
 
 def test_process_local_data_names_the_site_after_the_local_data() -> None:
