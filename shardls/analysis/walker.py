@@ -34,6 +34,7 @@ from shardls.analysis.walking.call_syntax import (
     called_name,
     calls_in,
     first_arguments,
+    mentions,
     node_text,
     target_name,
 )
@@ -187,7 +188,7 @@ class Walker:
         found = self._mentions.get(key)
         if found is None:
             text = node_text(segment, stmt)
-            found = (callee in text) if callee is not None else bool(self.calls.search(text))
+            found = mentions(text, callee) if callee is not None else bool(self.calls.search(text))
             self._mentions[key] = found
         return found
 
@@ -272,18 +273,25 @@ class Walker:
                 return found, provider not in _UNTRACED
         return [], False
 
-    def calls_named(self, name: str, depth: int) -> Iterator[Visit]:
+    def calls_named(self, name: str, depth: int) -> list[Visit]:
         """The calls `name(...)` and `x.name(...)` in this module, in the contexts they run in;
-        none when callers are already searched `MAX_CALLER_DEPTH` deep."""
+        none when callers are already searched `MAX_CALLER_DEPTH` deep. Found once per analysis
+        (`analysis/reuse.py`): the search does not depend on who asks, and the same name is
+        searched by each function of that name (a test file's many `class Foo` and `def f`), by
+        each provider, and by every pass."""
         if depth > MAX_CALLER_DEPTH:
-            return
-        if self.evaluator.reads is not None:
-            self.evaluator.reads.callees.add(name)
-        segments = self.module.source.segments
-        callers = [segments[i] for i in self.module.call_index.get(name, ())]
-        for visit in self._segments(callers, _Search(name, depth)):
-            if called_name(visit.call) == name:
-                yield visit
+            return []
+
+        def search() -> list[Visit]:
+            if self.evaluator.reads is not None:
+                self.evaluator.reads.callees.add(name)
+            segments = self.module.source.segments
+            callers = [segments[i] for i in self.module.call_index.get(name, ())]
+            found = self._segments(callers, _Search(name, depth))
+            return [visit for visit in found if called_name(visit.call) == name]
+
+        key = ("calls", id(self.module), name, depth)
+        return reuse_of(self.evaluator).answer(key, (self.module,), search)
 
     def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
         """Argument bindings and caller contexts from the calls visible in this module."""

@@ -121,9 +121,9 @@ def _by_class(
 ) -> dict[ast.AST, list[tuple[Visit, T]]]:
     """The calls `name(...)` (`walker.calls_named`) by the module class `read` finds at each, in
     the order of the walk. Found once per analysis (`analysis/reuse.py`) for every Linen class and
-    method that asks, since neither the walk nor what it evaluates depends on the class: walked
-    anew per method (and per method of each module class a walked test defines), the callers of
-    `init` and `apply`, which nearly every test of flax calls, took a quarter of a check of flax."""
+    method that asks, since what it evaluates does not depend on the class: each method of each
+    class used to evaluate the receiver of every `init` and `apply` call of the file again (nearly
+    every test of flax calls them), and, before the walker kept its searches, walk them again."""
     evaluator = walker.evaluator
 
     def find() -> dict[ast.AST, list[tuple[Visit, T]]]:

@@ -60,6 +60,20 @@ def node_text(segment: Segment, node: ast.AST) -> str:
     return "\n".join(segment.lines[first:last])
 
 
+def mentions(text: str, name: str) -> bool:
+    """Whether `text` may call `name`: holds it as a whole word, as any call `name(...)` or
+    `x.name(...)` writes it. A substring test let the callers of `f` be searched in every
+    function of a file (`f` is in `def`), and those of `init` in every `__init__` and `kernel_init`."""
+    if not name.isidentifier():
+        return name in text
+    return _word(name).search(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def target_name(stmt: ast.stmt) -> str | None:
     """The name an assignment binds (`self.up = ...` -> `up`), for naming the sites it creates."""
     targets: list[ast.expr] = []
