@@ -126,7 +126,10 @@ class WorkspaceState:
         return True
 
     def _outcome_holds(self, fact: list[Json], recompute: Recompute | None) -> bool:
-        if len(fact) != 4 or fact[1] not in OUTCOME_TYPES or not isinstance(fact[3], str):
+        # The name a string before `in`: a list there is unhashable and raised TypeError.
+        if len(fact) != 4 or not isinstance(fact[1], str) or not isinstance(fact[3], str):
+            return False
+        if fact[1] not in OUTCOME_TYPES:
             return False
         if self.holds(fact[2]):
             return True

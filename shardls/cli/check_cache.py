@@ -168,18 +168,29 @@ def _state(roots: Sequence[Path]) -> WorkspaceState:
 def _build() -> list[object]:
     """shardls's version, and the size and time of each of its source files, so that a changed
     shardls (a new release, or a working copy being edited) never reads another's entries."""
-    package = Path(shardls.__file__).parent
+    return [__version__, list(sys.version_info[:2]), sources_digest(Path(shardls.__file__).parent)]
+
+
+def sources_digest(package: Path) -> str:
+    """A hash of the path, size and time of each source file below `package`.
+
+    A file listed but gone by the time it is looked at (a working copy being edited, an editor's
+    temporary `.py` file saved and renamed away) is left out as if never listed: its `stat`
+    raised here once, which failed the key, so the server's first analysis of a file and its
+    publish in that session."""
     files = []
     for folder, subfolders, names in os.walk(package):
         subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
         for name in sorted(names):
             if name.endswith(".py"):
-                status = os.stat(os.path.join(folder, name))
+                try:
+                    status = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
                 files.append(
                     f"{os.path.relpath(os.path.join(folder, name), package)}:{status.st_size}:{status.st_mtime_ns}"
                 )
-    digest = hashlib.sha256("\n".join(files).encode()).hexdigest()
-    return [__version__, list(sys.version_info[:2]), digest]
+    return hashlib.sha256("\n".join(files).encode()).hexdigest()
 
 
 def _spans_fit(result: CachedResult, path: str, lines: int) -> bool:

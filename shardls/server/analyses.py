@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -50,6 +51,8 @@ report converts and sends every diagnostic found so far (in the event loop, besi
 analysis), a 20k-line file makes about six, not dozens."""
 
 _Key = tuple[object, int, Settings]
+
+logger = logging.getLogger("shardls.server")
 
 
 @dataclass(frozen=True)
@@ -174,16 +177,24 @@ class Analyses:
         return self._analyzer
 
     def _store(self, unit: Unit, settings: Settings, config: Config | None) -> tuple[Stored, str] | None:
-        """Where the file's diagnostics are stored, and under which key (None: nowhere)."""
+        """Where the file's diagnostics are stored, and under which key (None: nowhere).
+
+        Asked before a first analysis: a failure to make the key is logged and means no cache,
+        never a failed analysis (the editor would get no diagnostics for the file)."""
         from shardls.server.stored import Stored, cache_folder, entry_key
 
         folder = None if config is None else cache_folder(unit.path, self._roots, config)
         if folder is None:
             return None
+        try:
+            key = entry_key(unit.path, self._roots, settings, unit.text)
+        except Exception as error:
+            logger.warning("No cache for %s: its key failed (%s: %s)", unit.path, type(error).__name__, error)
+            return None
         store = self._stores.get(folder)
         if store is None:
             store = self._stores[folder] = Stored(folder)
-        return store, entry_key(unit.path, self._roots, settings, unit.text)
+        return store, key
 
     def _lookup(self, unit: Unit, settings: Settings, config: Config) -> Result | None:
         place = self._store(unit, settings, config)

@@ -7,78 +7,21 @@ diagnostics, never one it does not have; the last publish of a version has them 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import sys
 from pathlib import Path
 
 import pytest
-from lsp_helpers import HANG, RecordingClient, initialize, published, server_config
+from lsp_helpers import RecordingClient, open_file
 from lsprotocol import types
-
-from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.workspace import Workspace
-from shardls.memory.diagnostics import memory_diagnostics
-from shardls.server.settings import SettingsStore
+from replay_helpers import Published, as_sent, fresh, session, settled, stored_project, workspace_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from generate_models import model_source
 
 pytestmark = pytest.mark.asyncio
-
-DIMS = "ROWS = 64\n"
-IMPORTS = "from dims import ROWS\n"
-PLACED = 'r = jax.device_put(jnp.zeros((ROWS, 1024)), NamedSharding(mesh, P("model", None)))\n'
-"""ROWS rows over `model` (4): 64 divide, 63 do not (SH001)."""
-
-Published = list[tuple[int, int, int, int, str, str, int]]
-
-_SEVERITY = {"error": 1, "warning": 2, "info": 3}
-
-
-def _workspace(root: Path) -> str:
-    """A generated model that also reads a constant from another file; returns its text."""
-    (root / "dims.py").write_text(DIMS)
-    text = model_source(240).replace("import jax\n", "import jax\n" + IMPORTS, 1) + "\n" + PLACED
-    (root / "model.py").write_text(text)
-    return text
-
-
-def _as_sent(diagnostics: list[types.Diagnostic]) -> Published:
-    return sorted(
-        (
-            d.range.start.line,
-            d.range.start.character,
-            d.range.end.line,
-            d.range.end.character,
-            str(d.code),
-            d.message,
-            int(d.severity or 0),
-        )
-        for d in diagnostics
-    )
-
-
-def _fresh(root: Path, path: Path, text: str) -> Published:
-    """What a new analyzer, with no cache of any kind, finds in `text` (the sources are ASCII,
-    so columns are the same in every encoding)."""
-    analyzer = Analyzer(Workspace([root]), producers=(memory_diagnostics,))
-    settings = SettingsStore(lambda message: None).for_path(str(path))
-    analysis = analyzer.analyze(str(path), text, settings)
-    return sorted(
-        (
-            d.span.line,
-            d.span.column,
-            d.span.end_line,
-            d.span.end_column,
-            d.code,
-            d.message,
-            _SEVERITY[d.severity.value],
-        )
-        for d in analysis.diagnostics
-    )
 
 
 def _random_edit(lines: list[str], rng: random.Random) -> tuple[types.Range, str]:
@@ -112,65 +55,36 @@ def _apply(text: str, where: types.Range, new: str) -> str:
     return text[:start] + new + text[end:]
 
 
-async def _session(root: Path, cache: Path) -> RecordingClient:
-    client = await server_config(SHARDLS_CACHE_DIR=str(cache)).start()
-    assert isinstance(client, RecordingClient)
-    await initialize(client, root)
-    return client
-
-
-def _open(client: RecordingClient, path: Path, text: str) -> str:
-    uri = path.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
-    )
-    return uri
-
-
-async def _settled(client: RecordingClient, uri: str, want: Published) -> None:
-    """Until the latest publish is `want` (a wrong result never gets there: the test fails at HANG)."""
-    await published(client, uri, lambda params: _as_sent(params.diagnostics) == want)
-
-
 def _check_every_publish(
     client: RecordingClient, uri: str, root: Path, path: Path, texts: dict[int, str]
 ) -> int:
     """Each publish against a fresh analysis of its version's text: a part of it, and all of it
     when it is the version's last publish; returns how many publishes there were."""
-    fresh: dict[int, Published] = {}
+    analysed: dict[int, Published] = {}
     sent = [params for params in client.published if params.uri == uri]
     for index, params in enumerate(sent):
         assert params.version is not None
-        if params.version not in fresh:
-            fresh[params.version] = _fresh(root, path, texts[params.version])
-        shown, wanted = _as_sent(params.diagnostics), fresh[params.version]
+        if params.version not in analysed:
+            analysed[params.version] = fresh(root, path, texts[params.version])
+        shown, wanted = as_sent(params.diagnostics), analysed[params.version]
         assert all(d in wanted for d in shown), f"version {params.version}: {set(shown) - set(wanted)}"
         if index + 1 == len(sent) or sent[index + 1].version != params.version:
             assert shown == wanted, f"version {params.version}"
     return len(sent)
 
 
-async def _entries(cache: Path) -> list[Path]:
-    """The entries of the cache folder, once its first one is written (after the first publish)."""
-    deadline = asyncio.get_running_loop().time() + HANG
-    while not (found := sorted(cache.rglob("*.json"))):
-        assert asyncio.get_running_loop().time() < deadline, "no cache entry was written"
-        await asyncio.sleep(0.05)
-    return found
-
-
 @pytest.mark.parametrize("seed", range(3))
 async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: Path, seed: int) -> None:
     root, cache = tmp_path / "project", tmp_path / "cache"
     root.mkdir()
-    text = _workspace(root)
+    text = workspace_files(root)
     path = root / "model.py"
     rng = random.Random(seed)
-    client = await _session(root, cache)
+    client = await session(root, cache)
     try:
-        uri = _open(client, path, text)
+        uri = open_file(client, path, text)
         texts = {1: text}
-        await _settled(client, uri, _fresh(root, path, text))
+        await settled(client, uri, fresh(root, path, text))
         for version in range(2, 14):
             where, new = _random_edit(text.split("\n"), rng)
             text = _apply(text, where, new)
@@ -182,8 +96,8 @@ async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: P
                 )
             )
             if rng.random() < 0.5:  # else the next edit comes while this one is analysed
-                await _settled(client, uri, _fresh(root, path, text))
-        await _settled(client, uri, _fresh(root, path, text))
+                await settled(client, uri, fresh(root, path, text))
+        await settled(client, uri, fresh(root, path, text))
         assert _check_every_publish(client, uri, root, path, texts) >= 2
     finally:
         await client.shutdown_session()
@@ -195,37 +109,26 @@ async def test_a_long_file_shows_parts_of_its_diagnostics_while_it_is_first_anal
     text = model_source(4000)
     path = root / "model.py"
     path.write_text(text)
-    client = await _session(root, cache)
+    client = await session(root, cache)
     try:
-        uri = _open(client, path, text)
-        await _settled(client, uri, _fresh(root, path, text))
+        uri = open_file(client, path, text)
+        await settled(client, uri, fresh(root, path, text))
         assert _check_every_publish(client, uri, root, path, {1: text}) >= 1
     finally:
         await client.shutdown_session()
 
 
 async def test_a_later_session_publishes_the_stored_diagnostics_while_they_hold(tmp_path: Path) -> None:
-    root, cache = tmp_path / "project", tmp_path / "cache"
-    root.mkdir()
-    text = _workspace(root)
-    path = root / "model.py"
-    expected = _fresh(root, path, text)
-
-    first = await _session(root, cache)
-    try:
-        await _settled(first, _open(first, path, text), expected)
-        (entry,) = await _entries(cache)
-    finally:
-        await first.shutdown_session()
+    (root, cache, path, text, expected), (entry,) = await stored_project(tmp_path)
 
     # What the next session publishes first comes from the entry: marked, it shows.
     stored = json.loads(entry.read_text())
     stored["diagnostics"][0]["message"] = "from the cache"
     entry.write_text(json.dumps(stored))
-    second = await _session(root, cache)
+    second = await session(root, cache)
     try:
-        uri = _open(second, path, text)
-        await _settled(second, uri, expected)
+        uri = open_file(second, path, text)
+        await settled(second, uri, expected)
         first_sent = next(params for params in second.published if params.uri == uri)
         assert "from the cache" in [d.message for d in first_sent.diagnostics]
     finally:
@@ -233,12 +136,12 @@ async def test_a_later_session_publishes_the_stored_diagnostics_while_they_hold(
 
     # A file the analysis read has changed: the entry no longer holds, and is not published.
     (root / "dims.py").write_text("ROWS = 63\n")
-    changed = _fresh(root, path, text)
+    changed = fresh(root, path, text)
     assert changed != expected
-    third = await _session(root, cache)
+    third = await session(root, cache)
     try:
-        uri = _open(third, path, text)
-        await _settled(third, uri, changed)
+        uri = open_file(third, path, text)
+        await settled(third, uri, changed)
         assert _check_every_publish(third, uri, root, path, {1: text}) >= 1
     finally:
         await third.shutdown_session()

@@ -136,14 +136,21 @@ class _Publisher:
 
     async def publish(self, uri: str) -> None:
         """The unit's diagnostics: from the persistent cache first when a file is opened (they
-        are what the analysis will give), then from its analysis."""
-        stored = await self.server.stored_view(uri)
-        if stored is not None:
-            self._send(stored)
-            self.complete.add(uri)
+        are what the analysis will give), then from its analysis.
+
+        The stored ones are a job of their own, so a failure there (an entry whose facts raise,
+        a location that does not convert) is reported and costs only that early publish: it
+        used to end this job before the analysis was asked, leaving the editor none at all."""
+        await background(self.server, f"the stored diagnostics of {uri}", partial(self._send_stored, uri))()
         view = await self.server.view(uri)
         if view is not None:
             self._send(view)
+            self.complete.add(uri)
+
+    async def _send_stored(self, uri: str) -> None:
+        stored = await self.server.stored_view(uri)
+        if stored is not None:
+            self._send(stored)
             self.complete.add(uri)
 
     def partial(self, result: Result) -> None:
