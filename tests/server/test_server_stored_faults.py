@@ -24,15 +24,15 @@ from lsp_helpers import HANG, RecordingClient, open_file, published, send_edits
 from lsprotocol import types
 from replay_helpers import Published, as_sent, session, stored_project
 
-from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace import WORKSPACE_MESH, Workspace
 from shardls.cache.reads import WorkspaceState
 from shardls.cli.check_cache import sources_digest
 
 HOSTILE_FACTS: list[object] = [
     ["outcome", ["not", "a", "name"], [], "0"],
     ["outcome", {"a": 1}, [], "0"],
-    ["outcome", "workspace-mesh", "not facts", 5],
-    ["outcome", "workspace-mesh", [["outcome", ["x"], [], "0"]], "0"],
+    ["outcome", WORKSPACE_MESH, "not facts", 5],
+    ["outcome", WORKSPACE_MESH, [["outcome", ["x"], [], "0"]], "0"],
     ["text", 7, None],
     ["search", ["a"], "0"],
     ["listing"],
