@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.facts import Diagnostic, FileAnalysis, Site, SiteKind, SymbolicDim
+from shardls.analysis.facts import Diagnostic, FileAnalysis, Severity, Site, SiteKind, SymbolicDim
 from shardls.analysis.settings import Settings
 
 HEADER = """\
@@ -366,6 +366,25 @@ def test_missing_transform_metadata_is_reported_at_the_vmap() -> None:
     assert diagnostic.span.line == HEADER.count("\n") + 1
     kernel = sites(result)["kernel"]
     assert kernel.shape == (4, 16, 32) and kernel.shard_shape == (4, 4, 32)  # the wrong dimension
+
+
+def test_transform_metadata_below_a_vmap_is_not_reported_as_missing() -> None:
+    """flax tests/nnx/transforms_test.py: `@nnx.transform_metadata(partition=...)` under
+    `@nnx.vmap` gives the annotation its stacked entry (Flax 0.12.8: `('c', 'a', 'b')`), so
+    nothing is missing; shardls does not model it, so the stacked entry stays unknown."""
+    result = analyze(
+        """
+        @nnx.vmap(in_axes=(None,), out_axes=0, axis_size=4)
+        @nnx.transform_metadata(in_axes=(None,), out_axes=0, partition="data")
+        def create(rngs):
+            return nnx.Linear(16, 32, kernel_init=wp(init, (None, "model")), rngs=rngs)
+
+        with jax.set_mesh(mesh):
+            stack = create(nnx.Rngs(0))
+        """
+    )
+    assert [d.code for d in result.diagnostics if d.code == "SH208"] == []
+    assert all(d.severity is not Severity.ERROR for d in result.diagnostics)
 
 
 def test_layers_of_every_kind_have_their_parameters() -> None:

@@ -116,6 +116,13 @@ class SplitRngsV(Value):
 
 
 @dataclass(frozen=True)
+class TransformMetadataV(Value):
+    """`nnx.transform_metadata(...)` as a decorator. shardls does not model how it rewrites the
+    annotations of the layers below it (Flax adds its `partition` to the annotation, while the
+    array keeps the layout it was made with), so the stacked levels around it decide no spec."""
+
+
+@dataclass(frozen=True)
 class StackLevel:
     """One leading axis added by an `nnx.vmap` around the code that creates a layer."""
 
@@ -369,6 +376,11 @@ def bare_transform(written: Value) -> Value:
     return _BARE_TRANSFORMS.get(written.qualname, written) if isinstance(written, Ref) else written
 
 
+@calls("flax.nnx.transform_metadata")
+def _transform_metadata(call: CallArgs) -> Value | None:
+    return TransformMetadataV()
+
+
 @calls("flax.nnx.split_rngs")
 def _split_rngs(call: CallArgs) -> Value | None:
     splits = call.get(None, "splits")
@@ -409,6 +421,9 @@ def stacked_context(
             levels.append(_level(transform, size))
     if not levels:
         return outer
+    if any(isinstance(transform, TransformMetadataV) for transform in transforms):
+        unmodelled = Unknown("the annotation nnx.transform_metadata gives is not modelled")
+        levels = [replace(level, has_metadata=True, partition=unmodelled) for level in levels]
     before = outer.levels if isinstance(outer, StackV) else ()
     return StackV(before + tuple(levels))
 
