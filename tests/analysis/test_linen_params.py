@@ -8,12 +8,10 @@ logical, and each shardls `param` site must have the same global shape and mesh 
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +20,9 @@ from analysis_helpers import analyze, site_named
 from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.recognizers.linen import NOT_PLACED
 from shardls.core import Severity
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from core_support import fake_devices_env, run_script_under_jax
 
 RULES = (("embed", "data"), ("hidden", "model"), ("vocab", "model"), ("heads", "model"))
 _HEADER = """\
@@ -140,17 +141,7 @@ FLAX_SIDE = textwrap.dedent(
 
 def _flax(sources: list[str], script: str = FLAX_SIDE) -> list[dict[str, Any]]:
     """Run `script` under Flax on 8 fake CPU devices with the programs on stdin."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        input=json.dumps(sources),
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    result: list[dict[str, Any]] = json.loads(out.stdout)
+    result: list[dict[str, Any]] = run_script_under_jax(["-c", script], sources, fake_devices_env(8))
     return result
 
 

@@ -163,8 +163,16 @@ WORKER_HANG = 600
 def run_under_jax(programs: Sequence[str], env: Mapping[str, str]) -> list[Any]:
     """What JAX did with each source program, as tests/core/types_source_worker.py reports it, run
     in a child process with `env` (the fake device count must be set before jax is imported)."""
+    return run_script_under_jax([str(TYPES_WORKER)], programs, env)
+
+
+def run_script_under_jax(
+    command: Sequence[str], programs: Sequence[str], env: Mapping[str, str]
+) -> list[Any]:
+    """The JSON a Python child (`python *command`, run with `env`) prints for the programs it
+    reads as JSON on its standard input."""
     done = subprocess.run(
-        [sys.executable, str(TYPES_WORKER)],
+        [sys.executable, *command],
         input=json.dumps(list(programs)),
         capture_output=True,
         text=True,
