@@ -229,6 +229,22 @@ def test_device_count_sources_in_order() -> None:
     assert analyze(HEAD + pragma).device_count.source.startswith("pragma")
 
 
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [("P('d', 'e')", ("d", "e")), ("('d', 'e')", ("d", "e")), ("['d', 'e']", ("d", "e")), ("P('d', None)", None)],
+)
+def test_make_mesh_takes_axis_names_from_any_iterable_of_names(names: str, expected: object) -> None:
+    """JAX iterates `axis_names`: real code writes `jax.make_mesh((n,), P('x'))` and JAX makes
+    mesh x=n from it (checked under JAX 0.10); a `None` among the names is no name."""
+    body = f"m = jax.make_mesh((4, 2), {names})\n"
+    meshes = analyze("# shardls: device-count=8\n" + HEAD + body).meshes
+    if expected is None:
+        assert all(fact.mesh.axis_names != ("d", "e") for fact in meshes)
+    else:
+        assert [fact.mesh.axis_names for fact in meshes if fact.name == "m"] == [expected]
+
+
 def test_fill_axis_from_the_device_count() -> None:
     body = (
         "import numpy as np\n"

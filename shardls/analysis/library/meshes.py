@@ -16,6 +16,7 @@ from shardls.analysis.values import (
     MeshV,
     Origin,
     Seq,
+    SpecV,
     Unknown,
     Value,
     as_int,
@@ -134,9 +135,15 @@ def _device_notes(call: CallArgs, sizes: tuple[int, ...], devices: Value | None)
 
 
 def _names(value: Value | None) -> tuple[str, ...] | None:
+    """Axis names as JAX reads them: one string, or any iterable of strings, a `P('x', 'y')`
+    included (real code writes `jax.make_mesh((n,), P('x'))`, and JAX iterates it)."""
     single = as_str(value) if value is not None else None
     if single is not None:
         return (single,)
+    if isinstance(value, SpecV) and not value.unknown_entries:
+        entries = value.spec.entries
+        if not value.spec.unreduced and not value.spec.reduced and all(isinstance(e, str) for e in entries):
+            return tuple(e for e in entries if isinstance(e, str))
     if isinstance(value, Seq):
         names = tuple(as_str(item) for item in value.items)
         if all(n is not None for n in names):
