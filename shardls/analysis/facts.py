@@ -157,6 +157,16 @@ class Site:
     shape_reason: str | None = None
     """Why the array's shape is not known here, when it is not (`parameter 'x'` of a function
     no call reaches with a known array)."""
+    sharding_span: Span | None = None
+    """Where the `NamedSharding(...)` this site places with is built, when this file builds it
+    (`s = NamedSharding(mesh, P(...))` lines above, or in a helper that returns it): that call's
+    `named_sharding` site lists this one among its `uses`."""
+    uses: tuple[Site, ...] = ()
+    """For a `named_sharding` site: the placements of this file that use the sharding it builds
+    (`device_put(x, s)`, `jit(..., in_shardings=s)`, ...), in file order. When every use whose
+    shape is known agrees on one shape, per-device shape and dtype, the site takes them (and the
+    uses' layout and assumptions); otherwise its shape stays unknown and the uses say what it
+    meets (`analysis/sharding_uses.py`)."""
 
     @property
     def shard_shape(self) -> tuple[Dim, ...] | None:
@@ -176,23 +186,42 @@ class Site:
         """The per-device shape dimension by dimension, also when the mesh is not known here.
 
         None when the array's rank is not known (never guessed from the spec's length: a spec
-        may be shorter than the rank), when there is no spec, or when JAX rejects the layout."""
+        may be shorter than the rank), when there is no spec, or when JAX rejects the layout on
+        sizes known from the code."""
         if self.shape is None or self.spec is None:
             return None
+        sizes: Mapping[str, int]
         if self.layout is not None:
-            if self.layout.shard_shape is None:
+            if self.rejected_by_assumed_sizes:
+                sizes = {}
+            elif self.layout.shard_shape is None:
                 return None
-            return tuple(
-                ShardDim(size, axes, factor)
-                for size, axes, factor in zip(self.shape, self.layout.dim_axes, self.layout.dim_factors)
-            )
-        # No layout: the mesh is not known here, or some of its sizes are not.
-        sizes = self.mesh.mesh.sizes_by_name if self.mesh is not None else {}
+            else:
+                return tuple(
+                    ShardDim(size, axes, factor)
+                    for size, axes, factor in zip(self.shape, self.layout.dim_axes, self.layout.dim_factors)
+                )
+        else:
+            # No layout: the mesh is not known here, or some of its sizes are not.
+            sizes = self.mesh.mesh.sizes_by_name if self.mesh is not None else {}
         entries = self.spec.entry_names[: len(self.shape)]
         axes = entries + ((),) * (len(self.shape) - len(entries))
         return tuple(
             ShardDim(size, names, _known_product(names, sizes)) for size, names in zip(self.shape, axes)
         )
+
+    @property
+    def rejected_by_assumed_sizes(self) -> bool:
+        """JAX rejects the layout only for a size the mesh does not divide (SH001), on a mesh whose
+        sizes shardls assumed (the default device count) or chose (a fallback mesh). The real mesh
+        may divide, so the per-device shape stays a formula over the axes' sizes (`4/|x|`) with
+        the divisibility it needs, beside the warning that names the assumption."""
+        layout, mesh = self.layout, self.mesh
+        if layout is None or layout.shard_shape is not None or mesh is None:
+            return False
+        if not (mesh.fallback or mesh.assumed):
+            return False
+        return {problem.code for problem in layout.problems if problem.is_error} == {"SH001"}
 
     @property
     def min_rank(self) -> int | None:
@@ -202,7 +231,7 @@ class Site:
 
     @property
     def bytes_per_device(self) -> int | None:
-        if self.symbolic_dims or self.layout is None:
+        if self.symbolic_dims or self.layout is None or self.rejected_by_assumed_sizes:
             return None
         return self.layout.bytes_per_device
 

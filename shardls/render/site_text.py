@@ -111,15 +111,52 @@ def per_device_type(site: Site) -> str | None:
 
 
 def layout_summary(site: Site) -> str:
-    """`device_put x: float32[8@data,16] → per device float32[4,16] ×4 copies, 256 B/device`."""
+    """`device_put x: float32[8@data,16] → per device float32[4,16] ×4 copies, 256 B/device`; a
+    NamedSharding built on its own adds the arrays it meets (`meets x at line 5, y at line 6`)."""
     head = site.kind.value + (f" {site.name}" if site.name else "")
     whole = global_type(site)
     if whole is None:
         spec = site.spec.display() if site.spec is not None else "no spec"
         where = f" on {site.mesh.mesh.describe()}" if site.mesh is not None else ""
-        rank = rank_text(site)
-        return f"{head}: {spec}{where} (shape not known here{'; ' + rank if rank else ''})"
-    return f"{head}: {whole} → {_outcome(site)}"
+        notes = [note for note in (rank_text(site), _meets_summary(site, shapes=True)) if note]
+        return f"{head}: {spec}{where} (shape not known here{''.join('; ' + n for n in notes)})"
+    meets = _meets_summary(site, shapes=False)
+    return f"{head}: {whole} → {_outcome(site)}" + (f" ({meets})" if meets else "")
+
+
+MAX_USES_SHOWN = 3
+"""The uses of a NamedSharding a one-line summary names; a hover lists them all."""
+
+
+def _meets_summary(site: Site, shapes: bool) -> str | None:
+    """`meets x at line 5: float32[8@data,4], y at line 6: ...` (with `shapes`), or only where."""
+    if not site.uses:
+        return None
+    shown = [
+        _use_where(use) + (f": {global_type(use) or 'shape not known here'}" if shapes else "")
+        for use in site.uses[:MAX_USES_SHOWN]
+    ]
+    more = len(site.uses) - len(shown)
+    return "meets " + ", ".join(shown) + (f" and {more} more" if more else "")
+
+
+def _use_where(use: Site) -> str:
+    return f"{use.name or 'an array'} at line {use.span.line + 1}"
+
+
+def use_text(use: Site, *, markdown: bool = False) -> str:
+    """One array a NamedSharding meets, as a hover lists it: `x at line 5 (device_put):
+    float32[8@data,4] → per device float32[2,4]`, or why its shape is not known."""
+    text = _Text(markdown)
+    head = f"{text.code(use.name) if use.name else 'an array'} at line {use.span.line + 1} ({use.kind.value})"
+    whole = global_type(use)
+    if whole is None:
+        reason = f" ({use.shape_reason})" if use.shape_reason else ""
+        return f"{head}: shape not known here{reason}"
+    per_device = per_device_type(use)
+    if per_device is None:
+        return f"{head}: {text.code(whole)} → {_outcome(use)}"
+    return f"{head}: {text.code(whole)} → per device {text.code(per_device)}"
 
 
 def _no_layout(site: Site) -> str:
@@ -138,6 +175,9 @@ def _outcome(site: Site) -> str:
     if per_device is None:
         codes = sorted({p.code for p in layout.problems if p.is_error})
         return f"rejected by JAX ({', '.join(codes)})"
+    if site.rejected_by_assumed_sizes:
+        assumed = "the mesh shardls chose" if site.mesh and site.mesh.fallback else "the assumed mesh sizes"
+        return f"per device {per_device} (JAX rejects it with {assumed}, {layout.mesh.describe()}: SH001)"
     copies = f" ×{layout.copies} copies" if layout.copies > 1 else ""
     size = site.bytes_per_device
     return f"per device {per_device}{copies}, " + (
@@ -160,6 +200,7 @@ def describe_site(
     lines = [_first_line(site, text), *_figures(site)]
     if site.shape is None and site.shape_reason:
         lines.append(text.field("shape", f"not known here ({site.shape_reason})"))
+    lines += _uses_lines(site, text)
     lines += _type_lines(site, text)
     lines += text.section("problems", [problem_text(d) for d in problems])
     lines += text.section("needs (not checked: a size is not known here)", requirements(site))
@@ -181,6 +222,23 @@ def describe_site(
     lines += [*grid, ""] if grid and site.provenance else grid
     lines += text.section("where the numbers come from", site.provenance)
     return lines
+
+
+def _uses_lines(site: Site, text: _Text) -> list[str]:
+    """For a NamedSharding built on its own: the arrays it meets, and why its shape is theirs or
+    not known (they disagree, or none of them has a known shape)."""
+    if not site.uses:
+        return []
+    count = len(site.uses)
+    label = f"meets ({count} use{'' if count == 1 else 's'} in this file)"
+    items = [use_text(use, markdown=text.markdown) for use in site.uses]
+    if site.shape is not None:
+        why = "its shape is the one every use with a known shape has"
+    elif any(use.shape is not None for use in site.uses):
+        why = "its shape is not known here: the uses have different shapes, per-device shapes or dtypes"
+    else:
+        why = "its shape is not known here: no use has a known shape"
+    return [*text.section(label, items), why]
 
 
 def _figures(site: Site) -> list[str]:

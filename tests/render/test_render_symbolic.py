@@ -162,3 +162,62 @@ x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("data")))
 """
     )
     assert shard_label([known]) == "→ [4, 16] ×4"
+
+
+ASSUMED_COUNT = """
+mesh = jax.make_mesh((jax.device_count(),), P("x"))
+k = jax.device_put(jnp.zeros((128, 4, 16)), NamedSharding(mesh, P(None, "x", None)))
+"""
+
+
+def test_a_layout_rejected_only_on_the_assumed_device_count_stays_a_formula() -> None:
+    analysis = _analyze(ASSUMED_COUNT)
+    (site,) = analysis.sites
+    assert site.rejected_by_assumed_sizes
+    assert shard_formula(site) == ["128", "4/|x|", "16"]
+    assert layout_summary(site) == (
+        "device_put k: float32[128,4@x,16] → per device float32[128,4/|x|,16] "
+        "(JAX rejects it with the assumed mesh sizes, x=8: SH001)"
+    )
+    assert requirements(site) == ["dim 1 (size 4) must be divisible by the size of x"]
+    entry = layout_json(site)
+    assert entry["shard_shape"] == [128, None, 16]
+    assert entry["bytes_per_device"] is None
+    # The problem itself is still said, as the warning that names the assumption.
+    (warning,) = analysis.diagnostics
+    assert (warning.code, warning.severity.value) == ("SH001", "warning")
+    assert "default device count" in warning.message
+
+
+def test_a_stated_device_count_makes_the_rejection_certain() -> None:
+    site = _site("# shardls: device-count=8\n" + ASSUMED_COUNT)
+    assert not site.rejected_by_assumed_sizes
+    assert shard_formula(site) is None
+    assert layout_summary(site) == "device_put k: float32[128,4@x,16] → rejected by JAX (SH001)"
+
+
+def test_a_rejection_that_no_mesh_size_can_lift_stays_a_rejection() -> None:
+    site = _site(
+        """
+mesh = jax.make_mesh((jax.device_count(),), ("x",))
+k = jax.device_put(jnp.zeros((128,)), NamedSharding(mesh, P(None, "x")))
+"""
+    )
+    assert not site.rejected_by_assumed_sizes
+    assert shard_formula(site) is None
+
+
+def test_a_layout_rejected_on_a_mesh_shardls_chose_stays_a_formula() -> None:
+    analysis = _analyze(
+        """
+mesh = jax.make_mesh((2,), ("x",))
+def put(m):
+    return jax.device_put(jnp.zeros((128, 3)), NamedSharding(m, P(None, "x")))
+"""
+    )
+    (site,) = analysis.sites
+    assert site.mesh is not None and site.mesh.fallback
+    assert shard_formula(site) == ["128", "3/|x|"]
+    assert "JAX rejects it with the mesh shardls chose, x=2: SH001" in layout_summary(site)
+    # A mesh shardls chose decides no problem (SH107 only says 2 of the 8 devices are used).
+    assert [d.code for d in analysis.diagnostics] == ["SH107"]

@@ -5,7 +5,7 @@
      "layouts": [{"path", "cell", "line", "column", "kind", "name", "global_shape",
                   "global_formula", "dtype", "spec", "mesh", "shard_shape", "shard_formula",
                   "min_rank", "requires", "bytes_per_device", "assumptions", "jax_type",
-                  "sharding_from"}, ...]}
+                  "sharding_from", "uses"}, ...]}
 
 Positions are 1-based, columns in characters; `cell` is the notebook cell (null for .py
 files). `layouts` is present only with --show-layouts. Every key is always present; a value
@@ -17,7 +17,9 @@ that is not known statically is null:
   not known here, the axis by name between bars: `"batch/|data|"`, `"128/(|data|*|fsdp|)"`.
   The rank is the array's, never the spec's length.
 - `shard_shape` and `shard_formula` are null when the rank is not known or JAX rejects the
-  layout; `min_rank` is then the least rank the spec allows (its length), else null.
+  layout on sizes the code states; `min_rank` is then the least rank the spec allows (its
+  length), else null. A layout JAX rejects only on mesh sizes shardls assumed (the default
+  device count) or a mesh it chose keeps its formulas (`"4/|x|"`) and `requires`.
 - `requires`: the divisibility each split dimension needs and that cannot be checked here,
   `{"dim": 0, "size": null, "formula": "batch", "axes": ["data"], "factor": null}` (`factor`
   is the product of the axes' sizes when known). No problem is reported from these.
@@ -26,6 +28,12 @@ that is not known statically is null:
   axes (kind `array_type`, at the expression that computes it), what `jax.typeof` says, in
   JAX's notation (`"float32[16@Y,8@X]"`); null for other kinds. `sharding_from` says which line
   gave each mesh axis its place in the type (`"X: device_put at line 7"`).
+- `uses`: for a `named_sharding` site (`s = NamedSharding(mesh, P("data"))`), the placements in
+  the same file that use the sharding it builds, each `{"cell", "line", "column", "kind",
+  "name", "global_shape", "global_formula", "dtype", "shard_shape", "shard_formula"}` (null
+  where not known); `[]` for other kinds. The site's own shapes and `bytes_per_device` are
+  the uses' when every use whose shape is known agrees on the shape, the per-device shape and
+  the dtype; otherwise they stay null (a use whose shape is not known adds nothing).
 """
 
 from __future__ import annotations
@@ -46,7 +54,11 @@ def write(reports: Sequence[FileReport], options: OutputOptions, out: TextIO) ->
     }
     if options.show_layouts:
         document["layouts"] = [
-            {**_where(report.path, report.locate(site.span)), **layout_json(site)}
+            {
+                **_where(report.path, report.locate(site.span)),
+                **layout_json(site),
+                "uses": [_use_json(report, use) for use in site.uses],
+            }
             for report in reports
             for site in report.sites
         ]
@@ -96,6 +108,24 @@ def layout_json(site: Site) -> dict[str, object]:
         "assumptions": list(site.assumptions),
         "jax_type": site.jax_type,
         "sharding_from": list(site.type_sources),
+    }
+
+
+def _use_json(report: FileReport, use: Site) -> dict[str, object]:
+    """One placement that uses a NamedSharding built elsewhere in the file."""
+    location = report.locate(use.span)
+    shard = use.shard_dims
+    return {
+        "cell": location.cell,
+        "line": location.line,
+        "column": location.column,
+        "kind": use.kind.value,
+        "name": use.name,
+        "global_shape": None if use.shape is None else [_size(dim) for dim in use.shape],
+        "global_formula": None if use.shape is None else [dim_text(dim) for dim in use.shape],
+        "dtype": None if use.dtype is None else use.dtype.name,
+        "shard_shape": None if shard is None else [dim.per_device for dim in shard],
+        "shard_formula": shard_formula(use),
     }
 
 
