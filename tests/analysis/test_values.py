@@ -229,10 +229,14 @@ def test_device_count_sources_in_order() -> None:
     assert analyze(HEAD + pragma).device_count.source.startswith("pragma")
 
 
-
 @pytest.mark.parametrize(
     ("names", "expected"),
-    [("P('d', 'e')", ("d", "e")), ("('d', 'e')", ("d", "e")), ("['d', 'e']", ("d", "e")), ("P('d', None)", None)],
+    [
+        ("P('d', 'e')", ("d", "e")),
+        ("('d', 'e')", ("d", "e")),
+        ("['d', 'e']", ("d", "e")),
+        ("P('d', None)", None),
+    ],
 )
 def test_make_mesh_takes_axis_names_from_any_iterable_of_names(names: str, expected: object) -> None:
     """JAX iterates `axis_names`: real code writes `jax.make_mesh((n,), P('x'))` and JAX makes
