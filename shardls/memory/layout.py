@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardls.analysis.logical import Rules, nnx_translate
-from shardls.analysis.recognizers.nnx import insert_spec_entry, spec_options
+from shardls.analysis.recognizers.nnx.param_layout import spec_options
+from shardls.analysis.recognizers.nnx.stacking import insert_spec_entry
 from shardls.analysis.values import SpecV, Unknown, Value, as_int
 from shardls.core import DType, Mesh, PartitionSpec, UsageContext, compute_layout
 from shardls.memory.model import Dim, ParamMemory

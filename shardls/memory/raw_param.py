@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shardls.analysis.library.nnx import StackLevel
-from shardls.analysis.recognizers.nnx import Annotation
+from shardls.analysis.recognizers.nnx.annotations import Annotation
 from shardls.analysis.values import Value
 from shardls.core import DType
 from shardls.memory.model import ParamPath

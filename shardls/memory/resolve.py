@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.library import Library
 from shardls.analysis.library.nnx import StackV
-from shardls.analysis.recognizers.nnx import LAYER_NAMES
+from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
 from shardls.analysis.scopes import ClassInfo, FunctionInfo
 from shardls.analysis.values import InstanceV, Unknown, Value
 from shardls.memory.init_body import InitBody

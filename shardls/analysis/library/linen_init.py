@@ -281,7 +281,7 @@ def _creates_params(qualname: str) -> bool:
 
 def _stacked_tree(tree: Value, level: LinenLevel) -> Value:
     """Every parameter with the axis the transform adds (`Partitioned.add_axis` for the names)."""
-    from shardls.analysis.recognizers.nnx import insert_spec_entry
+    from shardls.analysis.recognizers.nnx.stacking import insert_spec_entry
 
     axis = level.axis
     if axis is None:

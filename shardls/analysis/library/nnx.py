@@ -1,7 +1,7 @@
 """Flax NNX: annotated initializers, `Rngs` and how they are split, initializers that make arrays,
 and the `nnx.vmap`/`nnx.scan`/`nnx.split_rngs` transforms that stack layers.
 
-Layers and parameters become sites in `recognizers/nnx.py`; this module only answers "what is
+Layers and parameters become sites in `recognizers/nnx/`; this module only answers "what is
 this expression?" for the Flax objects those recognizers read.
 """
 

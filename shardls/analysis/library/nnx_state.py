@@ -23,7 +23,7 @@ from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, Kinds, Tre
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.pytrees import mapped
 from shardls.analysis.library.registry import attributes, calls
-from shardls.analysis.recognizers.nnx import LAYER_NAMES
+from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
 from shardls.analysis.scopes import ClassInfo
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.sharded.registry import typed_call

@@ -132,7 +132,7 @@ class TreeBuilder:
         return unique[0] if len(unique) == 1 else Choice(tuple(unique))
 
     def _layer(self, call: CallArgs) -> Value | None:
-        from shardls.analysis.recognizers.nnx import layer_params
+        from shardls.analysis.recognizers.nnx.params import layer_params
 
         kind = call.qualname.rsplit(".", 1)[-1]
         leaves: list[tuple[str, Value]] = []

@@ -3,7 +3,7 @@
 A variable is what `nnx.state(model)` has at its leaves and what a module's attribute holds, so
 code reads its array back with `x.value`, `x[...]`, `x.get_value()` or Flax's idiom
 `getattr(x, "value", x)` (a variable or already its array). The shape and annotation come from
-the same reading of the call as the parameter's site (`recognizers/nnx.variable_param`).
+the same reading of the call as the parameter's site (`recognizers/nnx/params.variable_param`).
 
 A variable or layer created inside a function `nnx.vmap`/`nnx.scan` transforms gains a leading
 axis that a value cannot see from where it is made: it is not modelled (`stacked_creation`).
@@ -23,7 +23,7 @@ from shardls.analysis.scopes import Scope
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Ref, Value
 
 if TYPE_CHECKING:
-    from shardls.analysis.recognizers.nnx import Annotation
+    from shardls.analysis.recognizers.nnx.annotations import Annotation
 
 VARIABLE_KINDS = ("Param", "BatchStat", "Cache", "Intermediate")
 """The variable types whose construction is modelled, by their name in `flax.nnx`."""
@@ -74,7 +74,7 @@ def _passed_to_a_transform(frame: Frame, name: str) -> bool:
 def _variable(call: CallArgs) -> Value | None:
     """`nnx.Param(init(key, (d, f)), out_sharding=(...))`: the array as evaluated (with the
     sharding it was created with, if any), else an array of the shape the call shows."""
-    from shardls.analysis.recognizers.nnx import variable_param
+    from shardls.analysis.recognizers.nnx.params import variable_param
 
     if stacked_creation(call.frame):
         return None

@@ -15,11 +15,11 @@ def load() -> None:
         linen,
         linen_modules,
         meshes,
-        nnx,
         placement,
         shard_map,
         transformed_calls,
         vmap,
     )
+    from shardls.analysis.recognizers.nnx import param_sites, stacked_bodies  # noqa: F401
 
     _loaded = True

@@ -27,7 +27,8 @@ from shardls.analysis.library.convert import dtype_of, shape_of, spec_of
 from shardls.analysis.library.linen import PARAM, PartitionedInitV, applying, param_array
 from shardls.analysis.library.linen_lifted import LinenStackV
 from shardls.analysis.logical import Translation, linen_translate, read_rules
-from shardls.analysis.recognizers.nnx import LayerArgs, ParamDecl, insert_spec_entry
+from shardls.analysis.recognizers.nnx.layers import LayerArgs, ParamDecl
+from shardls.analysis.recognizers.nnx.stacking import insert_spec_entry
 from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import ArrayV, Const, MeshV, SpecV, Unknown, Value
 from shardls.analysis.walker import Context, Visit

@@ -49,7 +49,7 @@ class Application:
 
     api: str
     """`jax.jit`, `jax.shard_map`, `jax.experimental.shard_map.shard_map`, `jax.vmap`, or
-    `flax.nnx.vmap` (whose calls recognizers/nnx.py finds with `call_sites`)."""
+    `flax.nnx.vmap` (whose calls recognizers/nnx/stacked_bodies.py finds with `call_sites`)."""
     visit: Visit
     """The wrapper call (or the `partial(...)` call) and where it runs."""
     arguments: Mapping[str, Value]

@@ -5,9 +5,9 @@ type `jax.typeof` gives and a call JAX rejects is the underlying operation's pro
 The computations are `layer_rules.py`'s (`nnx.Linear` is `dot_general(x, kernel)` then
 `+ bias`, a norm's `scale`/`bias` broadcast into its result, ...); this module reads the layer,
 the call and the parameters' types. A parameter's type is its layout when the layer is created,
-resolved as its site is (`recognizers/nnx.param_placement`); an unannotated one is created
-replicated. The context of the creation is that of the statement being analysed, as for the
-arrays a placement makes there.
+resolved as its site is (`recognizers/nnx/param_layout.param_placement`); an unannotated one is
+created replicated. The context of the creation is that of the statement being analysed, as for
+the arrays a placement makes there.
 
 Anything not known (a constructor argument, an initializer, the rules, a stacked layer, an
 `eager_sharding=False` parameter, a keyword this module does not model) leaves the result
@@ -197,7 +197,8 @@ def _dtype(layer: LayerV) -> DType | None | Unreadable:
 def _param(layer: LayerV, name: str, x: TypedArray) -> TypedArray | None:
     """The type of the parameter `name` when the layer was created: its layout on the mesh its
     annotation gives, or replicated when a plain initializer made it without one."""
-    from shardls.analysis.recognizers.nnx import layer_params, param_placement
+    from shardls.analysis.recognizers.nnx.param_layout import param_placement
+    from shardls.analysis.recognizers.nnx.params import layer_params
 
     found = next((p for p in layer_params(layer.call) if p.name == name), None)
     if found is None or found.shape is None:
