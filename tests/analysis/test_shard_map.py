@@ -116,6 +116,27 @@ out = plain(jnp.ones((16, 32)))  # expect: out
 bad = jax.shard_map(lambda q: q, mesh=mesh, in_specs=P("model"), out_specs=P("model"), axis_names={"data"})
 wrong = bad(jnp.ones((16, 32)))  # expect-error: SH005
 """,
+    # Partial manual mode with in_specs omitted (jax tests/pjit_test.py): on an Explicit mesh each
+    # argument's type gives its block, and its Explicit axes outside axis_names stay in the type.
+    "inferred_partial_manual": """
+from jax.sharding import AxisType
+explicit = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+with jax.set_mesh(explicit):
+    placed = jax.device_put(np.ones((8, 4)), P("x", "y"))
+
+    @jax.jit
+    @partial(jax.shard_map, out_specs=P("x"), axis_names={"x"})
+    def rows(t):
+        return t
+
+    rows(placed)
+
+    @partial(jax.shard_map, in_specs=P("x", "y"), out_specs=P("x"), axis_names={"x"})
+    def stated(t):
+        return t
+
+    refused = stated(placed)  # expect-error: SH005
+""",
     # Errors JAX raises when the function is called.
     "errors": """
 def keep(k):

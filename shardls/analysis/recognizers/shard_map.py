@@ -282,7 +282,10 @@ def _place(
         assumptions=notes,
         shape_reason=shape_reason(array),
     )
-    _check_manual_axes(builder, app, pair.spec, span)
+    # With in_specs omitted JAX takes each argument's type, of which only the manual axes become
+    # the block's split: an Explicit axis outside axis_names stays in the body's type, no error.
+    if kind is SiteKind.SHARD_MAP_OUT or "in_specs" in app.arguments:
+        _check_manual_axes(builder, app, pair.spec, span)
 
 
 def _compiler_axes(app: Application, mesh: MeshFact | None) -> tuple[str, ...]:
