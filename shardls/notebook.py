@@ -3,7 +3,9 @@
 The code cells are analysed together, in order, because a notebook's cells share one namespace:
 the mesh of cell 2 shards the arrays of cell 5. IPython syntax (`%magic`, `!shell`, `%%cell`
 magics) is not Python; those lines become comments of the same length, so that the parser
-skips them and columns stay where they were. Nothing is executed.
+skips them and columns stay where they were. IPython also strips a cell's leading indentation
+(a cell pasted from inside a function runs); such a cell is read below a line `if True:` of its
+own, which keeps its columns too. Nothing is executed.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class Notebook:
     """Per code cell, its 1-based position among all cells (how editors number cells)."""
     first_lines: tuple[int, ...]
     """Per code cell, the 0-based line of `text` where it starts."""
+    line_counts: tuple[int, ...]
+    """Per code cell, how many lines of `text` are its own (a header line shardls adds is not)."""
 
     def locate(self, line: int) -> tuple[int, int]:
         """A 0-based line of `text` as (cell number, 0-based line within that cell)."""
@@ -42,9 +46,7 @@ class Notebook:
         if cell not in self.cell_numbers:
             return None
         index = self.cell_numbers.index(cell)
-        end = self.first_lines[index + 1] if index + 1 < len(self.first_lines) else None
-        target = self.first_lines[index] + line
-        return None if end is not None and target >= end else target
+        return self.first_lines[index] + line if line < self.line_counts[index] else None
 
 
 def read_notebook(raw: str) -> Notebook:
@@ -72,14 +74,33 @@ def join_cells(cells: Iterable[tuple[int, str]]) -> Notebook:
     chunks: list[str] = []
     numbers: list[int] = []
     firsts: list[int] = []
+    counts: list[int] = []
     line = 0
     for number, source in cells:
         lines = _python_lines(source)
+        if _leading_indent(lines):
+            chunks.append(_INDENTED_CELL)
+            line += 1
         numbers.append(number)
         firsts.append(line)
+        counts.append(len(lines))
         chunks.append("\n".join(lines))
         line += len(lines)
-    return Notebook("\n".join(chunks), tuple(numbers), tuple(firsts))
+    return Notebook("\n".join(chunks), tuple(numbers), tuple(firsts), tuple(counts))
+
+
+_INDENTED_CELL = "if True:  # IPython runs this cell with its leading indentation stripped"
+"""The block an indented cell is read in: the same statements as IPython's dedented cell, at the
+same columns (an `if` opens no scope, and `True` is decided)."""
+
+
+def _leading_indent(lines: list[str]) -> bool:
+    """IPython's `leading_empty_lines` and `leading_indent` transforms: a cell whose first line
+    with text is indented runs with that indentation removed from every line."""
+    first = next((text for text in lines if text.strip()), "")
+    # Python ignores a comment's indentation: the block is needed only when a statement has one.
+    statement = next((text for text in lines if text.strip() and not text.lstrip().startswith("#")), "")
+    return first[:1] in (" ", "\t") and statement[:1] in (" ", "\t")
 
 
 def _source(source: object, number: int) -> str:

@@ -119,10 +119,9 @@ def _notebook_unit(workspace: Workspace, notebook: types.NotebookDocument) -> Un
         and is_python(document)
     ]
     joined = join_cells((number, document.source) for number, document in cells)
-    ends = [*joined.first_lines[1:], len(source_lines(joined.text))]
     parts = tuple(
-        Part(document.uri, first, end - first, document.version)
-        for (_, document), first, end in zip(cells, joined.first_lines, ends)
+        Part(document.uri, first, count, document.version)
+        for (_, document), first, count in zip(cells, joined.first_lines, joined.line_counts, strict=True)
     )
     path = to_fs_path(notebook.uri) or notebook.uri
     version = (notebook.version, tuple(part.version for part in parts))

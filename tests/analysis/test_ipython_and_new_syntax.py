@@ -102,3 +102,24 @@ def test_a_syntax_error_counts_lines_from_the_top_of_the_file(source: str) -> No
         assert "line 7" in error.msg
     else:
         raise AssertionError("the source must not compile")
+
+
+def test_a_cell_indented_as_a_whole_runs_dedented_as_in_ipython() -> None:
+    """vmoe's CIFAR100 demo: the evaluation loop cell starts with a space on every line; IPython's
+    `leading_indent` strips it, so the cell runs."""
+    cells = (
+        "import jax\nmesh = jax.make_mesh((2, 4), ('data', 'model'))\n",
+        " ncorrect = 0\n for batch in range(3):\n  ncorrect += batch\n print(ncorrect)\n",
+        "\n    # only comments, indented\n",
+        "    # an indented comment first\nx = jax.numpy.zeros((3, 5))\n",
+        "    %time y = 1\n    z = jax.device_put(jax.numpy.zeros((8, 3)), jax.NamedSharding(mesh, jax.P('data', 'model')))\n",
+    )
+    found = diagnostics_of(*cells)
+    # Only the real problem of the last cell, placed on its own line of its own cell.
+    assert [(where, code) for where, code, _ in found] == [((5, 1), "SH001")]
+    notebook = join_cells(enumerate(cells, start=1))
+    assert notebook.line_counts == (2, 4, 2, 2, 2)
+    assert [notebook.line_of(cell, 0) for cell in range(1, 6)] == [0, 3, 7, 9, 12]
+    assert notebook.line_of(2, 4) is None
+    assert notebook.text.splitlines()[2].startswith("if True:")
+    assert notebook.text.splitlines()[3] == " ncorrect = 0"

@@ -100,15 +100,19 @@ async def test_a_bad_setting_is_reported_and_the_others_apply(
     ]
 
 
-async def test_a_notebooks_cells_are_analysed_together(client: RecordingClient, tmp_path: Path) -> None:
+@pytest.mark.parametrize("indent", ["", "  "], ids=["flush", "indented-cell"])
+async def test_a_notebooks_cells_are_analysed_together(
+    client: RecordingClient, tmp_path: Path, indent: str
+) -> None:
+    """Also with the last cell indented as a whole, which IPython runs dedented."""
     await initialize(client, tmp_path)
     notebook = (tmp_path / "explore.ipynb").as_uri()
     cells = [
         "import jax\nimport jax.numpy as jnp\nfrom jax.sharding import NamedSharding, PartitionSpec as P\n%matplotlib inline",
         "# markdown cells do not count",
         'mesh = jax.make_mesh((2, 4), ("data", "model"))',
-        'x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P(None, "model")))\n'
-        'typo = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("modle")))',
+        f'{indent}x = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P(None, "model")))\n'
+        f'{indent}typo = jax.device_put(jnp.zeros((8, 16)), NamedSharding(mesh, P("modle")))',
     ]
     uris = [f"vscode-notebook-cell:{tmp_path}/explore.ipynb#cell{n}" for n in range(len(cells))]
     kinds = [
