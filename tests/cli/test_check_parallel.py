@@ -14,6 +14,7 @@ from check_helpers import check, write
 from shardls.analysis import recognizers
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.settings import Settings
+from shardls.analysis.workspace_meshes import WorkspaceMeshes
 from shardls.cli import check_files
 
 LAYER = (
@@ -40,14 +41,14 @@ def test_the_workspace_is_searched_once_before_the_workers_fork(
     layers = {f"layer_{i:02}.py": LAYER.format(i=i, rows=6 + 2 * (i % 2)) for i in range(20)}
     write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", "train.py": TRAIN, **layers})
     searches = tmp_path / "searches.txt"
-    scan = Analyzer._scan_workspace
+    scan = WorkspaceMeshes._scan
 
-    def noted(self: Analyzer, *args: object) -> object:
+    def noted(self: WorkspaceMeshes, *args: object) -> object:
         with searches.open("a") as stream:
             stream.write(f"{os.getpid()}\n")
         return scan(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Analyzer, "_scan_workspace", noted)
+    monkeypatch.setattr(WorkspaceMeshes, "_scan", noted)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 2)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
     parallel = check(capsys, "--no-cache", "--output-format", "json", "--show-layouts")

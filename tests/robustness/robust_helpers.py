@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import pytest
 from lsp_helpers import HANG
 
-from shardls.analysis.analyzer import WORKSPACE_SCAN_STEPS, Analyzer
+from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.evaluator import Evaluator, Frame, Limits
 from shardls.analysis.facts import FileAnalysis, Site
+from shardls.analysis.workspace_meshes import WORKSPACE_SCAN_STEPS
 
 __all__ = ["HANG"]
 
