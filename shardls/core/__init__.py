@@ -4,8 +4,9 @@ No I/O, no jax, nothing about source code: the analyzer and every rendering buil
 """
 
 from shardls.core.context import UsageContext
+from shardls.core.divisibility import dividing_axis_choices
 from shardls.core.dtypes import FLOAT32, DType, parse_dtype
-from shardls.core.layout import DeviceBlock, Layout, compute_layout, dividing_axis_choices
+from shardls.core.layout import DeviceBlock, Layout, compute_layout
 from shardls.core.mesh import FILL, AxisType, Mesh, MeshConstructor, resolve_mesh
 from shardls.core.problems import Problem, Severity
 from shardls.core.rules import CORE_RULES, Rule
