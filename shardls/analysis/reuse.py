@@ -58,7 +58,8 @@ class Reuse:
         kept = self._kept.get(key)
         if kept is not None:
             self.hits += 1
-            _note(evaluator.reads, kept.reads)
+            if evaluator.reads is not None:
+                evaluator.reads.add(kept.reads)
             if evaluator.typing is not None and kept.events:
                 evaluator.typing.replay(kept.events)
             return kept.value  # type: ignore[return-value]
@@ -72,18 +73,12 @@ class Reuse:
             value = compute()
         finally:
             evaluator.reads = outer
-            _note(outer, inner)
+            if outer is not None:
+                outer.add(inner)
         if evaluator.exhausted == exhausted:
             events = recorder.since(mark) if recorder is not None else ()
             self._kept[key] = _Kept(value, inner, events, alive)
         return value
-
-
-def _note(target: Reads | None, reads: Reads) -> None:
-    if target is not None:
-        target.names |= reads.names
-        target.modules.update(reads.modules)
-        target.callees |= reads.callees
 
 
 def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int]:

@@ -75,3 +75,10 @@ class Reads:
     """Workspace modules read through imports, by path."""
     callees: set[str] = field(default_factory=set)
     """Names whose call sites were searched (a new caller changes the result)."""
+
+    def add(self, other: Reads) -> None:
+        """Note what `other` read too: a memoised answer's reads, each time it is reused, so that
+        every reader depends on what computing it read."""
+        self.names |= other.names
+        self.modules.update(other.modules)
+        self.callees |= other.callees

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.bindings import evaluate_binding
 from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.interfaces import Reads
 from shardls.analysis.evaluation.known_values import truthiness
 from shardls.analysis.scopes import Binding, ModuleInfo, Scope
 from shardls.analysis.sharded.events import TypeEvent
@@ -70,6 +71,12 @@ class BindingMemos:
     """Whether the `if` tests on a binding's path let it reach here (`_reachable`)."""
     reached_events: dict[tuple[int, int], tuple[TypeEvent, ...]] = field(default_factory=dict)
     """The sharded-type events deciding those tests recorded, replayed likewise."""
+    reads: dict[tuple[str, int, int], Reads] = field(default_factory=dict)
+    """What computing each memoised value or test read (module-level names, workspace modules,
+    searched callees), by ("value" or "reached", binding, locals): noted again for every reader
+    that gets the memo, since each reader's incremental result depends on it as much as the
+    first reader's did (a segment that read an imported constant through the memo was not
+    analysed again when the imported file changed)."""
     kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
     """The locals the memos above are keyed by (by id), kept alive so that no later call's
     locals can get the same id and be answered with another call's values."""
@@ -149,9 +156,11 @@ def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Fram
     if cached is not None:
         if evaluator.typing is not None and key in evaluator.memos.reached_events:
             evaluator.typing.replay(evaluator.memos.reached_events[key])
+        _read_again(evaluator, ("reached", *key))
         return cached
     mark = evaluator.typing.mark() if evaluator.typing is not None else 0
-    reached = _guards_hold(evaluator, binding, scope, frame, locals_)
+    with _reading(evaluator, ("reached", *key)):
+        reached = _guards_hold(evaluator, binding, scope, frame, locals_)
     evaluator.memos.reached[key] = reached
     evaluator.memos.kept_locals[key[1]] = locals_
     if evaluator.typing is not None:
@@ -186,6 +195,7 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
     if cached is not None:
         if evaluator.typing is not None and key in evaluator.memos.value_events:
             evaluator.typing.replay(evaluator.memos.value_events[key])
+        _read_again(evaluator, ("value", *key))
         return cached
     if key in evaluator.memos.active:
         return Unknown(f"{binding.name!r} is defined in terms of itself", symbol=binding.name)
@@ -201,7 +211,7 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
             locals_,
             frame.call_depth if frame is not None else 0,
         )
-        with _where_written(evaluator, module, scope, binding.segment):
+        with _where_written(evaluator, module, scope, binding.segment), _reading(evaluator, ("value", *key)):
             value = evaluate_binding(evaluator, binding, scope, inner)
     finally:
         evaluator.memos.active.discard(key)
@@ -212,6 +222,28 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
         if events:
             evaluator.memos.value_events[key] = events
     return value
+
+
+@contextlib.contextmanager
+def _reading(evaluator: Evaluator, key: tuple[str, int, int]) -> Iterator[None]:
+    """Notes what the computation inside reads under `key` of `BindingMemos.reads` (and for the
+    reader asking, if reads are being noted)."""
+    outer, inner = evaluator.reads, Reads()
+    evaluator.reads = inner
+    try:
+        yield
+    finally:
+        evaluator.reads = outer
+        evaluator.memos.reads[key] = inner
+        if outer is not None:
+            outer.add(inner)
+
+
+def _read_again(evaluator: Evaluator, key: tuple[str, int, int]) -> None:
+    """A memo's reads, noted for the reader that got it."""
+    kept = evaluator.memos.reads.get(key)
+    if kept is not None and evaluator.reads is not None:
+        evaluator.reads.add(kept)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,358 @@
+"""Seeded sequences of the edits a user makes while writing sharded JAX code, for the tests that
+compare what an incremental analysis (in process, or a live server) gives after each edit with a
+fresh analysis of the same text.
+
+Each edit is a change of a range of the text, as an editor sends it (`Edit`): typing and deleting
+characters, Enter (a line split, with the indentation an editor keeps), blank lines, deleted
+lines, numbers changed, the mesh definition edited (which every other segment depends on), a
+statement added to a method's body, a line commented out or suppressed, a top-level statement
+pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from generate_models import model_source
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+DIMS = "ROWS = 64\nCOLS = 12\n"
+"""The workspace module the `DEPENDENT` fixture imports (edited by some sequences)."""
+
+DEPENDENT = textwrap.dedent(
+    '''\
+    """Segments that depend on each other: the mesh, constants, a helper and its callers, a class
+    whose methods call each other, a jitted function, a global mesh."""
+
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from dims import COLS, ROWS
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+    WIDTH = 1024
+    init = nnx.initializers.lecun_normal()
+
+
+    def place(rows, cols=WIDTH):
+        """A matrix split over both axes.
+    Its rows over data."""
+        return jax.device_put(jnp.zeros((rows, cols)), NamedSharding(mesh, P("data", "model")))
+
+
+    class Mlp(nnx.Module):
+        def __init__(self, d_model: int, hidden: int, *, rngs: nnx.Rngs):
+            self.up = nnx.Linear(
+                d_model, hidden, kernel_init=nnx.with_partitioning(init, (None, "model")), rngs=rngs
+            )
+            self.down = nnx.Linear(
+                hidden, d_model, kernel_init=nnx.with_partitioning(init, ("model", None)), rngs=rngs
+            )
+
+        def constrain(self, x):
+            return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", "model")))
+
+        def __call__(self, x):
+            x = self.constrain(self.up(x))
+            return self.down(x)
+
+
+    a = place(ROWS)
+    b = place(30, COLS)  # shardls: ignore[SH001]
+    model = Mlp(WIDTH, 4 * WIDTH, rngs=nnx.Rngs(0))
+
+    if ROWS > 8:
+        c = place(ROWS * 2)
+    else:
+        c = place(6)
+
+
+    @jax.jit
+    def step(x):
+        return jax.lax.with_sharding_constraint(x * 2, NamedSharding(mesh, P(None, "model")))
+
+
+    y = step(a)
+    jax.set_mesh(mesh)
+    z = jax.device_put(jnp.ones((ROWS, 6)), P("data", "model"))
+    '''
+)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    name: str
+    text: str
+    files: tuple[tuple[str, str], ...] = ()
+    """Other files of the workspace, by name."""
+
+
+def fixtures() -> list[Fixture]:
+    """The texts sequences start from: hand-written dependencies, a generated model, the examples."""
+    found = [
+        Fixture("dependent", DEPENDENT, (("dims.py", DIMS),)),
+        Fixture("generated", model_source(90)),
+    ]
+    found += [Fixture(path.stem, path.read_text()) for path in sorted(EXAMPLES.glob("*.py"))]
+    return found
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A change of the text: the range (0-based lines, columns in characters) and its new text."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+    def apply(self, text: str) -> str:
+        lines = text.split("\n")
+        begin = _offset(lines, *self.start)
+        return text[:begin] + self.text + text[_offset(lines, *self.end) :]
+
+
+@dataclass(frozen=True)
+class FileEdit:
+    """Another file of the workspace gets a new text (as the editor's buffer of it would)."""
+
+    name: str
+    text: str
+
+
+def _offset(lines: list[str], line: int, column: int) -> int:
+    return sum(len(text) + 1 for text in lines[:line]) + column
+
+
+def edit_between(old: str, new: str) -> Edit:
+    """The smallest one-range edit that turns `old` into `new` (what an editor sends for it)."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
+        end += 1
+    return Edit(_position(old, start), _position(old, len(old) - end), new[start : len(new) - end])
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset)
+    return line, offset - (text.rfind("\n", 0, offset) + 1)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+_TYPED = ["x", "1", " ", "(", ")", ",", "_", '"', ":", "#", "P(", "self.", "mesh", "[", "0", "\\"]
+_STATEMENTS = [
+    "x = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P('data', None)))",
+    "w = jax.device_put(jnp.zeros((127, 8)), NamedSharding(mesh, P('model')))",
+    "y = self.up(x)",
+    "mesh = jax.make_mesh((4, 2), ('data', 'model'))",
+    "return x",
+    "pass",
+    "q = place(ROWS + 1)",
+    "k = jnp.zeros((16, 8)) @ jnp.zeros((8, 4))",
+]
+
+
+class Editor:
+    """A seeded user editing one text."""
+
+    def __init__(self, text: str, rng: random.Random) -> None:
+        self.text = text
+        self.rng = rng
+        self.history = [text]
+
+    def step(self) -> Edit:
+        """One edit of the current text (applied to it)."""
+        kinds: list[tuple[float, Callable[[list[str]], list[str] | None]]] = [
+            (3, self._type),
+            (1.5, self._backspace),
+            (2, self._enter),
+            (1, self._blank_line),
+            (1.2, self._delete_lines),
+            (2, self._number),
+            (1.5, self._mesh),
+            (1.5, self._method_body),
+            (1, self._comment),
+            (0.5, self._suppress),
+            (0.5, self._paste_segment),
+            (0.5, self._open_string_or_bracket),
+            (0.5, self._indent),
+            (1, self._undo),
+        ]
+        lines = self.text.split("\n")
+        while True:
+            (make,) = self.rng.choices([make for _, make in kinds], [weight for weight, _ in kinds])
+            changed = make(list(lines))
+            if changed is not None and "\n".join(changed) != self.text:
+                break
+        new = "\n".join(changed)
+        edit = edit_between(self.text, new)
+        self.text = new
+        self.history.append(new)
+        return edit
+
+    def _line(self, lines: list[str], pattern: str = "") -> int | None:
+        found = [index for index, line in enumerate(lines) if re.search(pattern, line)] if pattern else []
+        if pattern:
+            return self.rng.choice(found) if found else None
+        return self.rng.randrange(len(lines))
+
+    def _type(self, lines: list[str]) -> list[str]:
+        index = self._line(lines)
+        assert index is not None
+        column = self.rng.randint(0, len(lines[index]))
+        typed = "".join(self.rng.choice(_TYPED) for _ in range(self.rng.randint(1, 3)))
+        lines[index] = lines[index][:column] + typed + lines[index][column:]
+        return lines
+
+    def _backspace(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines)
+        assert index is not None
+        line = lines[index]
+        if not line:
+            return None
+        column = self.rng.randint(1, len(line))
+        gone = self.rng.randint(1, min(4, column))
+        lines[index] = line[: column - gone] + line[column:]
+        return lines
+
+    def _enter(self, lines: list[str]) -> list[str]:
+        index = self._line(lines)
+        assert index is not None
+        line = lines[index]
+        column = self.rng.randint(0, len(line))
+        indent = line[: len(line) - len(line.lstrip())]
+        lines[index : index + 1] = [line[:column], indent + line[column:].lstrip()]
+        return lines
+
+    def _blank_line(self, lines: list[str]) -> list[str]:
+        lines.insert(self.rng.randint(0, len(lines)), "")
+        return lines
+
+    def _delete_lines(self, lines: list[str]) -> list[str] | None:
+        if len(lines) < 4:
+            return None
+        index = self.rng.randrange(len(lines) - 1)
+        del lines[index : index + self.rng.randint(1, 3)]
+        return lines
+
+    def _number(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines, _NUMBER.pattern)
+        if index is None:
+            return None
+        matches = list(_NUMBER.finditer(lines[index]))
+        match = self.rng.choice(matches)
+        value = int(match.group())
+        new = str(self.rng.choice([value + 1, max(0, value - 1), value * 2, 3, 8, 127]))
+        lines[index] = lines[index][: match.start()] + new + lines[index][match.end() :]
+        return lines
+
+    def _mesh(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines, r"make_mesh|Mesh\(")
+        if index is None:
+            return None
+        line = lines[index]
+        replacements = [
+            ("(2, 4)", "(4, 2)"),
+            ("(2, 4)", "(8,)"),
+            ('"model"', '"tensor"'),
+            ("4", "3"),
+            ("2", "1"),
+        ]
+        old, new = self.rng.choice(replacements)
+        if old not in line:
+            return None
+        lines[index] = line.replace(old, new, 1)
+        return lines
+
+    def _method_body(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines, r"^\s*def ")
+        if index is None:
+            return None
+        indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())] + "    "
+        body = index + 1
+        while body < len(lines) and lines[body].strip() and not lines[body].rstrip().endswith(":"):
+            body += 1  # past a signature written over several lines
+        at = min(len(lines), body + 1)
+        lines.insert(at, indent + self.rng.choice(_STATEMENTS))
+        return lines
+
+    def _comment(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines)
+        assert index is not None
+        line = lines[index]
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if not stripped:
+            return None
+        lines[index] = indent + (stripped[2:] if stripped.startswith("# ") else "# " + stripped)
+        return lines
+
+    def _suppress(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines, r"device_put|with_sharding_constraint|place\(")
+        if index is None:
+            return None
+        lines[index] += self.rng.choice(
+            ["  # shardls: ignore", "  # noqa: SH001", "  # shardls: ignore[SH013]"]
+        )
+        return lines
+
+    def _paste_segment(self, lines: list[str]) -> list[str] | None:
+        starts = [i for i, line in enumerate(lines) if line[:1].isalpha() or line.startswith("@")]
+        if len(starts) < 2:
+            return None
+        pick = self.rng.randrange(len(starts) - 1)
+        block = lines[starts[pick] : starts[pick + 1]]
+        at = self.rng.choice(starts)
+        lines[at:at] = block
+        return lines
+
+    def _open_string_or_bracket(self, lines: list[str]) -> list[str]:
+        index = self._line(lines)
+        assert index is not None
+        lines.insert(index, self.rng.choice(['"""', "x = (", "'''Doc", "y = [1,"]))
+        return lines
+
+    def _indent(self, lines: list[str]) -> list[str] | None:
+        index = self._line(lines)
+        assert index is not None
+        line = lines[index]
+        if line.startswith("    ") and self.rng.random() < 0.5:
+            lines[index] = line[4:]
+        else:
+            lines[index] = "    " + line
+        return lines
+
+    def _undo(self, lines: list[str]) -> list[str] | None:
+        if len(self.history) < 2:
+            return None
+        return self.rng.choice(self.history[:-1]).split("\n")
+
+
+def sequence(fixture: Fixture, seed: int, steps: int) -> list[Edit | FileEdit]:
+    """`steps` edits of the fixture's text (and now and then of its other files), from `seed`."""
+    rng = random.Random(seed)
+    editor = Editor(fixture.text, rng)
+    others = dict(fixture.files)
+    edits: list[Edit | FileEdit] = []
+    for _ in range(steps):
+        if others and rng.random() < 0.08:
+            name = rng.choice(sorted(others))
+            others[name] = others[name].replace("64", "63") if "64" in others[name] else DIMS
+            edits.append(FileEdit(name, others[name]))
+        else:
+            edits.append(editor.step())
+    return edits
