@@ -17,7 +17,7 @@ from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import context_mesh, tracing
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
-from shardls.analysis.values import alternatives, options
+from shardls.analysis.values import guarded_alternatives, options
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import MESH_TEXT
 
@@ -123,14 +123,19 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     evaluator.context = visit.context
     args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
-    # A condition the analysis cannot decide gives one layout per outcome.
-    for combination in alternatives(args + [kwargs[name] for name in names]):
+    # A condition the analysis cannot decide gives one layout per outcome; the branches each
+    # outcome comes through also bound the shapes its sites expand (`SiteBuilder.guard`).
+    for combination, guard in guarded_alternatives(args + [kwargs[name] for name in names]):
         chosen_args = list(combination[: len(args)])
         chosen_kwargs = dict(zip(names, combination[len(args) :], strict=True))
         call = CallArgs(
             evaluator, builder.library, qualname, chosen_args, chosen_kwargs, visit.call, visit.frame
         )
-        recognizer(builder, visit, call)
+        builder.guard = guard
+        try:
+            recognizer(builder, visit, call)
+        finally:
+            builder.guard = frozenset()
 
 
 def _unique(facts: Iterable[MeshFact]) -> list[MeshFact]:

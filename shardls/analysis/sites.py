@@ -24,15 +24,17 @@ from shardls.analysis.values import (
     BoundMethod,
     Choice,
     Const,
+    Guard,
     MeshV,
     Ref,
     ShardingV,
     SpecV,
     Unknown,
     Value,
-    alternatives,
     as_int,
     assumption_of,
+    consistent,
+    guarded_alternatives,
 )
 from shardls.analysis.walker import Visit
 from shardls.core import (
@@ -121,6 +123,9 @@ class SiteBuilder:
     meshes: dict[object, MeshFact] = field(default_factory=dict)
     """By where the mesh is built: one constructor call is one mesh, however often it is read."""
     _seen: set[tuple[object, ...]] = field(default_factory=set)
+    guard: frozenset[Guard] = frozenset()
+    """The `if` branches of the call being recognised: a dimension that depends on a condition
+    expands only to the outcomes of those branches."""
 
     # -- meshes -----------------------------------------------------------------------------
 
@@ -265,7 +270,9 @@ class SiteBuilder:
         A dimension that depends on a condition gives one site per outcome."""
         if shape is not None and any(isinstance(size, Choice) for size in shape):
             last = None
-            for variant in alternatives(shape):
+            variants = guarded_alternatives(shape)
+            taken = [variant for variant, guard in variants if consistent(guard | self.guard)]
+            for variant in taken or [variant for variant, _ in variants]:
                 last = (
                     self.add_layout(
                         kind,

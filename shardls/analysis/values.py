@@ -99,6 +99,10 @@ class Choice(Value):
     """Several possible values (if/else branches, conditional expressions)."""
 
     options: tuple[Value, ...]
+    guards: tuple[frozenset[Guard], ...] = field(default=(), compare=False)
+    """Per option, the `if` branches it comes through (none known: empty). Values set together in
+    one branch (`bias = ...; spec = P(...)`) stay together: an option of one `if` branch never
+    meets an option of the other branch of the same `if` in one combination."""
 
 
 @dataclass(frozen=True)
@@ -257,6 +261,27 @@ class TransformedV(Value):
     where it was called."""
 
 
+Guard = tuple[int, bool]
+"""An `if` statement (its node's id within the analysis) and the branch a value comes through."""
+
+
+def guarded_options(value: Value) -> Iterator[tuple[Value, frozenset[Guard]]]:
+    """The options of a value, each with the branches it comes through."""
+    if isinstance(value, Choice):
+        for index, option in enumerate(value.options):
+            outer = value.guards[index] if value.guards else frozenset()
+            for inner, guard in guarded_options(option):
+                if consistent(outer | guard):
+                    yield inner, outer | guard
+    else:
+        yield value, frozenset()
+
+
+def consistent(guard: frozenset[Guard]) -> bool:
+    """Whether one run can take every branch of `guard` (never both branches of one `if`)."""
+    return len({statement for statement, _ in guard}) == len(guard)
+
+
 def options(value: Value) -> Iterator[Value]:
     """The concrete alternatives of a value (a Choice flattens to its options)."""
     if isinstance(value, Choice):
@@ -269,9 +294,23 @@ def options(value: Value) -> Iterator[Value]:
 def alternatives(values: tuple[Value, ...] | list[Value], limit: int = 8) -> list[tuple[Value, ...]]:
     """Every combination of the values' options (a Choice offers each of its options), at most
     `limit`: both branches of a condition give both layouts, without an explosion."""
-    combinations: list[tuple[Value, ...]] = [()]
+    return [combination for combination, _ in guarded_alternatives(values, limit)]
+
+
+def guarded_alternatives(
+    values: tuple[Value, ...] | list[Value], limit: int = 8
+) -> list[tuple[tuple[Value, ...], frozenset[Guard]]]:
+    """The combinations one run can produce, each with the branches it comes through: options
+    set in opposite branches of one `if` are never combined (a shape of the `if` branch with a
+    spec of the `else` branch would be a layout no run makes, and a false error)."""
+    combinations: list[tuple[tuple[Value, ...], frozenset[Guard]]] = [((), frozenset())]
     for value in values:
-        combinations = [c + (o,) for c in combinations for o in options(value)][:limit]
+        combinations = [
+            (combination + (option,), guard | more)
+            for combination, guard in combinations
+            for option, more in guarded_options(value)
+            if consistent(guard | more)
+        ][:limit]
     return combinations
 
 

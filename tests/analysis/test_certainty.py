@@ -323,3 +323,43 @@ def test_no_mesh_at_all_is_still_reported() -> None:
         """
     )
     assert [d.code for d in errors(analysis)] == ["SH202"]
+
+
+BRANCHES = """
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+def run(broadcast):
+    mesh = jax.make_mesh((2, 2), ("dp", "tp"))
+    if broadcast:
+        bias = jnp.zeros((1, 4, 16))
+        spec = P(None, "tp", None)
+        rows_axis = None
+    else:
+        bias = jnp.zeros((4, 4, 16))
+        spec = P("dp", "tp", None)
+        rows_axis = "dp"
+    rows = bias.shape[0] + 0
+    flat = jnp.zeros((rows, 16))
+    sharding = NamedSharding(mesh, spec)
+    return jax.device_put(bias, sharding), jax.device_put(flat, NamedSharding(mesh, P(rows_axis)))
+"""
+
+
+def test_values_set_in_one_branch_are_never_combined_with_the_other_branch() -> None:
+    """jax's fused_attention_stablehlo_multigpu_test.py sets a bias and its spec in each branch
+    of an `if` on a test parameter: a [1, ...] bias of one branch met the P("dp", ...) of the other
+    (a false SH001). Both branches run under JAX 0.10 without an error."""
+    analysis = analyze(BRANCHES, Settings(device_count=4))
+    assert not analysis.diagnostics
+    placed = {
+        (site.name, str(site.shape), str(site.spec.entries))
+        for site in analysis.sites
+        if site.spec and site.name in ("bias", "flat")
+    }
+    assert placed == {
+        ("bias", "(1, 4, 16)", "(None, 'tp', None)"),
+        ("bias", "(4, 4, 16)", "('dp', 'tp', None)"),
+        ("flat", "(1, 16)", "(None,)"),
+        ("flat", "(4, 16)", "('dp',)"),
+    }

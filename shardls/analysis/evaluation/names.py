@@ -139,10 +139,11 @@ def bindings_value(
     if changed is not None:
         # Not the value before the loop, nor after one iteration: the count is not known.
         return Unknown(f"{changed.name!r} is changed in a loop", symbol=changed.name)
-    values = [
-        evaluator.binding_value(binding, scope, frame) for binding in reachable[-evaluator.limits.choices :]
-    ]
-    return values[0] if len(values) == 1 else evaluator.choice(values)
+    chosen = reachable[-evaluator.limits.choices :]
+    values = [evaluator.binding_value(binding, scope, frame) for binding in chosen]
+    if len(values) == 1:
+        return values[0]
+    return evaluator.choice(values, [frozenset((id(s), branch) for s, branch in b.guards) for b in chosen])
 
 
 def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None) -> bool:

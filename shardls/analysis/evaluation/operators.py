@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import itertools
 import operator
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,6 +32,7 @@ from shardls.analysis.values import (
     Value,
     as_int,
     assumption_of,
+    guarded_alternatives,
     options,
 )
 from shardls.core import parse_dtype
@@ -198,12 +198,11 @@ def binop(
     evaluator: Evaluator, op: type[ast.operator], left: Value, right: Value, node: ast.AST, frame: Frame
 ) -> Value:
     if isinstance(left, Choice) or isinstance(right, Choice):
+        every = len(list(options(left))) * len(list(options(right)))
+        pairs = guarded_alternatives([left, right], limit=every)
         with evaluator.branches():
-            results = [
-                evaluator.binop(op, a, b, node, frame)
-                for a, b in itertools.product(options(left), options(right))
-            ]
-        return evaluator.choice(results)
+            results = [evaluator.binop(op, a, b, node, frame) for (a, b), _ in pairs]
+        return evaluator.choice(results, [guard for _, guard in pairs])
     if isinstance(left, Seq) and isinstance(right, Seq) and op is ast.Add:
         if len(left.items) + len(right.items) > evaluator.limits.collection:
             return Unknown("collection too large")

@@ -12,6 +12,7 @@ from shardls.analysis.library.registry import calls, subscripts
 from shardls.analysis.values import (
     ArrayV,
     Const,
+    Guard,
     MeshV,
     Origin,
     Ref,
@@ -20,7 +21,7 @@ from shardls.analysis.values import (
     SpecV,
     Unknown,
     Value,
-    alternatives,
+    guarded_alternatives,
 )
 from shardls.core import UNCONSTRAINED
 from shardls.core.spec import SpecEntry
@@ -30,8 +31,9 @@ from shardls.core.spec import SpecEntry
 def _partition_spec(call: CallArgs) -> Value | None:
     """One spec, or one per combination of entries that depend on a condition
     (`fsdp = "fsdp" if use_fsdp else None; P(fsdp)`)."""
-    specs = [_one_spec(call, entries) for entries in alternatives(call.args)]
-    return specs[0] if len(specs) == 1 else call.evaluator.choice(specs)
+    combinations = guarded_alternatives(call.args)
+    specs = [_one_spec(call, entries) for entries, _ in combinations]
+    return specs[0] if len(specs) == 1 else call.evaluator.choice(specs, [g for _, g in combinations])
 
 
 def _one_spec(call: CallArgs, entries: tuple[Value, ...]) -> Value:
@@ -60,14 +62,16 @@ def _source(frame: Frame, node: ast.Call) -> str | None:
 @calls("jax.sharding.NamedSharding")
 def _named_sharding(call: CallArgs) -> Value | None:
     shardings: list[Value] = []
-    for mesh, spec in alternatives(
+    guards: list[frozenset[Guard]] = []
+    for (mesh, spec), guard in guarded_alternatives(
         [call.get(0, "mesh") or Unknown("no mesh"), call.get(1, "spec") or Unknown("")]
     ):
         if isinstance(spec, SpecV):
             shardings.append(ShardingV(spec, mesh if isinstance(mesh, MeshV) else None))
+            guards.append(guard)
     if not shardings:
         return Unknown("NamedSharding with an unknown spec")
-    return shardings[0] if len(shardings) == 1 else call.evaluator.choice(shardings)
+    return shardings[0] if len(shardings) == 1 else call.evaluator.choice(shardings, guards)
 
 
 @calls("jax.device_put", "jax.lax.with_sharding_constraint", "jax.sharding.reshard")
