@@ -21,7 +21,7 @@ from shardls.cli.check_files import CheckJob, FileReport, check_files, forget_an
 from shardls.cli.check_fix import add_fix_arguments, check_fix_usage, run_fixes
 from shardls.cli.check_options import add_run_arguments
 from shardls.cli.command import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, Subparsers, UsageError
-from shardls.cli.output import FORMATS, LAYOUT_FORMATS, OutputOptions
+from shardls.cli.output import FORMATS, LAYOUT_FORMATS, OutputOptions, writer
 from shardls.cli.output.statistics import FORMATS as STATISTICS_FORMATS
 from shardls.cli.output.statistics import write_statistics
 from shardls.cli.settings_args import add_settings_arguments, config_and_layer
@@ -124,7 +124,7 @@ def _check_once(args: argparse.Namespace) -> int:
         if args.statistics:
             write_statistics(reports, args.output_format, sys.stdout)
         else:
-            FORMATS[args.output_format](reports, options, sys.stdout)
+            writer(args.output_format)(reports, options, sys.stdout)
         sys.stdout.flush()
     return exit_status(reports, args.exit_zero)
 
