@@ -4,7 +4,6 @@ comprehensions, which are unrolled when what they iterate over is known and boun
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.choices import map_options
@@ -171,30 +170,30 @@ def _comprehension(
     dict comprehension's element is its key and value."""
     results: list[Value] = []
 
-    def run(index: int, local: dict[str, Value]) -> bool:
+    def run(index: int, inner: Frame) -> bool:
         if index == len(generators):
-            inner = replace(frame, locals=local)
             if isinstance(element, tuple):
                 results.append(Seq(tuple(evaluator.eval(part, inner) for part in element)))
             else:
                 results.append(evaluator.eval(element, inner))
             return len(results) <= evaluator.limits.collection
         generator = generators[index]
-        iterable = evaluator.eval(generator.iter, replace(frame, locals=local))
+        iterable = evaluator.eval(generator.iter, inner)
         if not isinstance(iterable, Seq):
             return False
         for item in iterable.items:
-            scoped = dict(local)
+            scoped = dict(inner.locals)
             if not bind_target(generator.target, item, scoped):
                 return False
-            conditions = [truthiness(evaluator.eval(c, replace(frame, locals=scoped))) for c in generator.ifs]
+            item_frame = frame.with_locals(scoped)
+            conditions = [truthiness(evaluator.eval(c, item_frame)) for c in generator.ifs]
             if any(c is None for c in conditions):
                 return False
-            if all(conditions) and not run(index + 1, scoped):
+            if all(conditions) and not run(index + 1, item_frame):
                 return False
         return True
 
-    if not run(0, dict(frame.locals)):
+    if not run(0, frame.with_locals(dict(frame.locals))):
         return Unknown("comprehension of unknown or unbounded length")
     return Seq(tuple(results), is_list)
 
