@@ -30,6 +30,7 @@ from shardls.analysis.settings import Settings
 from shardls.analysis.sharded.events import TypeRecorder
 from shardls.analysis.sharded.propagate import has_explicit_axis
 from shardls.analysis.sharded.typing_pass import TypingPass, merge_types
+from shardls.analysis.sharding_uses import with_uses
 from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Walker
@@ -182,7 +183,7 @@ class Analyzer:
             diagnostics += produce(self.workspace, path, text, settings)
         complete = bool(evaluator.budget_left)
         kept, silenced = reported(diagnostics, settings, pragmas, module, complete, assumed)
-        merged = merge_types(sites)
+        merged = with_uses(merge_types(sites))  # a NamedSharding's site gets its uses in the file
         ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=_site_order))
         names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=_site_order))
         return FileAnalysis(

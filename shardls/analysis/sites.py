@@ -258,6 +258,7 @@ class SiteBuilder:
         spec_span: Span | None = None,
         superseded: Callable[[Problem], bool] | None = None,
         shape_reason: str | None = None,
+        sharding: ShardingV | None = None,
     ) -> Site | None:
         """Record a site and report the core's problems; returns the site (None if a duplicate).
 
@@ -267,7 +268,9 @@ class SiteBuilder:
         shardls picked (`MeshFact.fallback`) gives a layout and no problem at all.
         `superseded` marks core problems the caller has already reported in a more specific way
         (e.g. an unknown axis that is an unmapped logical name), so they are not reported twice.
-        A dimension that depends on a condition gives one site per outcome."""
+        A dimension that depends on a condition gives one site per outcome. `sharding`: the
+        sharding placed here, so that the site of the `NamedSharding(...)` that built it (in this
+        file) can list this use (`Site.sharding_span`)."""
         if shape is not None and any(isinstance(size, Choice) for size in shape):
             last = None
             variants = guarded_alternatives(shape)
@@ -291,6 +294,7 @@ class SiteBuilder:
                         spec_span=spec_span,
                         superseded=superseded,
                         shape_reason=shape_reason,
+                        sharding=sharding,
                     )
                     or last
                 )
@@ -316,7 +320,9 @@ class SiteBuilder:
             # A mesh shardls picked that lacks an axis of the spec is not the one that applies.
             mesh = None
         dims, provenance, symbolic = _dims(shape, self.path)
-        uncertain = [*assumed, *(_shape_assumptions(shape) if shape else ())]
+        shape_assumed = _shape_assumptions(shape) if shape else []
+        notes.extend(shape_assumed)  # a size computed from the default device count says so
+        uncertain = [*assumed, *shape_assumed]
         layout: Layout | None = None
         if mesh is not None:
             notes.extend(mesh.assumptions)
@@ -373,9 +379,16 @@ class SiteBuilder:
             spec_span,
             self.path,
             shape_reason=shape_reason if dims is None else None,
+            sharding_span=self._built_here(sharding),
         )
         self.sites.append(site)
         return site
+
+    def _built_here(self, sharding: ShardingV | None) -> Span | None:
+        """Where a sharding was built, when this file built it with `NamedSharding(...)`."""
+        if sharding is None or sharding.span is None or sharding.path not in (None, self.path):
+            return None
+        return sharding.span
 
     # -- diagnostics ------------------------------------------------------------------------
 

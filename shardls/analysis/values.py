@@ -202,6 +202,10 @@ class ShardingV(Value):
     spec: SpecV
     mesh: MeshV | None = None
     bare: bool = False
+    span: Span | None = field(default=None, compare=False)
+    """Where the `NamedSharding(...)` call that made it is written (None for a bare spec or a
+    sharding shardls made itself): its uses are attributed back to the site of that call."""
+    path: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

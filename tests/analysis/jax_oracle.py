@@ -7,7 +7,11 @@ The corpus programs (tests/corpus/) mark what they claim with trailing comments:
   variables; inside a ``shard_map`` body, the traced block);
 * ``bad = jax.device_put(...)  # expect-error: SH001`` -- JAX raises in this statement, and the
   analysis must put an error with that code on it;
-* ``with mesh:  # expect-warning: SH203`` -- JAX accepts it, and the analysis must warn with that code.
+* ``with mesh:  # expect-warning: SH203`` -- JAX accepts it, and the analysis must warn with that code;
+* ``s = NamedSharding(mesh, P("data"))  # expect-uses: x, y`` (or on the ``return`` of a helper that
+  builds one) -- the arrays ``x`` and ``y`` (each tagged ``# expect: x`` where it is made) are laid
+  out with this sharding, and the analysis must list them as its uses, with their shape when
+  they agree on one.
 
 Nothing here hard-codes an answer: the shapes and the errors come from running the programs. The
 test side (test_corpus.py) only compares them with shardls.
@@ -59,8 +63,10 @@ PARALLEL = max(2, min(4, os.cpu_count() or 1))
 CHILD_SECONDS = 120
 """A program still running after this long is killed (and reported as dead)."""
 
-_TAG = re.compile(r"#\s*(?P<kind>expect(?:-error|-warning)?)\s*:\s*(?P<body>[^#]*)")
+_TAG = re.compile(r"#\s*(?P<kind>expect(?:-error|-warning|-uses)?)\s*:\s*(?P<body>[^#]*)")
 _CAPTURE = "__shardls_oracle_capture__"
+BUILT = "(sharding built here)"
+"""The name an ``expect-uses`` statement's sharding is captured under."""
 
 
 # -- tags (pure: shared by the runner and the tests) -------------------------------------------
@@ -71,10 +77,10 @@ class Tag:
     """One ``# expect...:`` comment, tied to the statement it sits on (all lines 0-based)."""
 
     kind: str
-    """``expect``, ``expect-error`` or ``expect-warning``."""
+    """``expect``, ``expect-error``, ``expect-warning`` or ``expect-uses``."""
     line: int
     items: tuple[str, ...]
-    """Names (``expect``) or rule codes (the other two)."""
+    """Names (``expect``, ``expect-uses``) or rule codes (the other two)."""
     start: int
     end: int
     """The statement's lines: its whole extent, or only the header of a compound statement."""
@@ -177,10 +183,12 @@ def run_oracle(programs: Sequence[Path], root: Path, timeout: float = 1200) -> d
 
 
 def _instrument(tree: ast.Module, tags: Iterable[Tag]) -> ast.Module:
-    """Insert ``__capture__(line, 'name', lambda: name)`` after (or before a return) each tagged statement."""
+    """Insert ``__capture__(line, 'name', lambda: name)`` after (or before a return) each tagged
+    statement; for ``expect-uses``, a capture of the sharding it builds (the name it assigns, or
+    the value it returns) under the name `BUILT`."""
     wanted: dict[int, list[Tag]] = {}
     for tag in tags:
-        if tag.kind == "expect":
+        if tag.kind in ("expect", "expect-uses"):
             wanted.setdefault(tag.start, []).append(tag)
 
     class Rewriter(ast.NodeTransformer):
@@ -198,6 +206,11 @@ def _instrument(tree: ast.Module, tags: Iterable[Tag]) -> ast.Module:
             for statement in block:
                 captures = []
                 for tag in wanted.get(statement.lineno - 1, []):
+                    if tag.kind == "expect-uses":
+                        built = _built(statement)
+                        call = ast.parse(f"{_CAPTURE}({tag.line}, {BUILT!r}, lambda: {built})").body[0]
+                        captures.append(ast.copy_location(call, statement))
+                        continue
                     for name in tag.items:
                         call = ast.parse(f"{_CAPTURE}({tag.line}, {name!r}, lambda: {name})").body[0]
                         captures.append(ast.copy_location(call, statement))
@@ -210,6 +223,15 @@ def _instrument(tree: ast.Module, tags: Iterable[Tag]) -> ast.Module:
     rewritten = Rewriter().visit(tree)
     assert isinstance(rewritten, ast.Module)
     return ast.fix_missing_locations(rewritten)
+
+
+def _built(statement: ast.stmt) -> str:
+    """The sharding an ``expect-uses`` statement builds: the name it assigns, or what it returns."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        return ast.unparse(statement.targets[0])
+    if isinstance(statement, ast.Return) and statement.value is not None:
+        return ast.unparse(statement.value)
+    raise ValueError(f"line {statement.lineno}: expect-uses needs `name = ...` or `return ...`")
 
 
 def _describe(value: Any) -> dict[str, Any]:
@@ -240,6 +262,7 @@ def _describe(value: Any) -> dict[str, Any]:
             "shape": list(value.shape),
             "shard_shape": list(first),
             "spec": str(getattr(value.sharding, "spec", None)),
+            "sharding": repr(value.sharding),
         }
     if isinstance(value, jax.ShapeDtypeStruct) and value.sharding is not None:
         return {
@@ -247,7 +270,10 @@ def _describe(value: Any) -> dict[str, Any]:
             "shape": list(value.shape),
             "shard_shape": list(value.sharding.shard_shape(value.shape)),
             "spec": str(getattr(value.sharding, "spec", None)),
+            "sharding": repr(value.sharding),
         }
+    if isinstance(value, jax.sharding.NamedSharding):
+        return {"kind": "sharding", "sharding": repr(value)}
     return {"kind": "other", "type": type(value).__name__, "repr": repr(value)[:200]}
 
 

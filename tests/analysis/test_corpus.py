@@ -8,6 +8,10 @@ subprocess for the whole corpus) and analysed statically by shardls; the two mus
 * every ``# expect-error: CODE`` statement: JAX raised there, and shardls reports an error with
   that code on it;
 * every ``# expect-warning: CODE`` statement: JAX accepted it, and shardls reports that code;
+* every ``# expect-uses: x, y`` statement (a NamedSharding built on its own): JAX laid out the
+  arrays ``x`` and ``y`` with the sharding built there, and shardls's site of it lists them as
+  its uses, with their global and per-device shape when JAX gave them one between them (and
+  none when they differ);
 * no error-level diagnostic anywhere else, since JAX accepted (or never reached) those lines.
 
 `test_tags_agree_with_jax` keeps the corpus honest (a tag JAX contradicts is a corpus bug), and
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jax_oracle import Tag, parse_tags, run_oracle, shared_json
+from jax_oracle import BUILT, Tag, parse_tags, run_oracle, shared_json
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis, Site, SiteKind
@@ -109,6 +113,11 @@ def _captures(result: dict[str, Any], tag: Tag, name: str) -> list[dict[str, Any
     return [c for c in result["captures"] if c["line"] == tag.line and c["name"] == name]
 
 
+def _captured_anywhere(result: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The values JAX captured for `name` at its own `# expect:` tags."""
+    return [c for c in result["captures"] if c["name"] == name and c["kind"] in ("array", "abstract")]
+
+
 def _errors_in(result: dict[str, Any], tag: Tag) -> list[dict[str, Any]]:
     return [e for e in result["errors"] if e["line"] is not None and tag.covers(e["line"])]
 
@@ -127,10 +136,12 @@ def corpus_problems(program: str, result: dict[str, Any]) -> list[str]:
                 kinds = {c["kind"] for c in seen}
                 if not seen:
                     problems.append(f"{where}: JAX never reached `{name}`")
-                elif kinds & {"other", "capture-error"}:
+                elif kinds & {"other", "capture-error", "sharding"}:
                     problems.append(f"{where}: `{name}` is not a sharded value: {seen[0]}")
                 elif len(kinds) > 1:
                     problems.append(f"{where}: `{name}` took values of several kinds {sorted(kinds)}")
+        elif tag.kind == "expect-uses":
+            problems.extend(_uses_problems(result, tag, where))
         elif tag.kind == "expect-error" and not _errors_in(result, tag):
             problems.append(f"{where}: tagged expect-error {tag.items} but JAX accepted it")
         elif tag.kind == "expect-warning" and _errors_in(result, tag):
@@ -141,6 +152,57 @@ def corpus_problems(program: str, result: dict[str, Any]) -> list[str]:
         if line is None or not any(t.covers(line) for t in error_tags):
             shown = "?" if line is None else line + 1
             problems.append(f"line {shown}: JAX raised {error['type']}: {error['message'][:300]} (untagged)")
+    return problems
+
+
+def _uses_problems(result: dict[str, Any], tag: Tag, where: str) -> list[str]:
+    """Whether JAX laid out each array an `expect-uses` tag names with a sharding built there."""
+    built = {c.get("sharding") for c in _captures(result, tag, BUILT)}
+    if not built:
+        return [f"{where}: JAX never built the sharding"]
+    if None in built:
+        return [f"{where}: what is built there is not a NamedSharding"]
+    problems = []
+    for name in tag.items:
+        seen = _captured_anywhere(result, name)
+        if not seen:
+            problems.append(f"{where}: `{name}` has no `# expect: {name}` tag JAX reached")
+        elif any(c["sharding"] not in built for c in seen):
+            problems.append(f"{where}: JAX laid out `{name}` with another sharding: {seen[0]['sharding']}")
+    return problems
+
+
+def uses_problems(analysis: FileAnalysis, result: dict[str, Any], tag: Tag) -> list[str]:
+    """shardls's NamedSharding sites on an `expect-uses` statement against what JAX did: each
+    named array is a use of one of them, and a site takes a shape exactly when the arrays it
+    meets have one global and one per-device shape under JAX."""
+    where = f"line {tag.line + 1}"
+    built = [s for s in analysis.sites if s.kind is SiteKind.NAMED_SHARDING and tag.covers(s.span.line)]
+    if not built:
+        return [f"{where}: no named_sharding site on the statement"]
+    problems = []
+    for name in tag.items:
+        if not any(use.name == name for site in built for use in site.uses):
+            listed = [[(u.name, u.span.line + 1) for u in site.uses] for site in built]
+            problems.append(f"{where}: `{name}` is not among the uses {listed}")
+    for site in built:
+        strangers = [
+            (u.name, u.span.line + 1) for u in site.uses if u.shape is not None and u.name not in tag.items
+        ]
+        if strangers:
+            problems.append(f"{where}: shardls lists uses the tag does not name: {strangers}")
+            continue
+        want = {
+            (_shown(c["shape"]), _shown(c["shard_shape"]))
+            for use in site.uses
+            if use.shape is not None  # a use whose shape is not known adds nothing
+            for c in _captured_anywhere(result, use.name or "")
+        }
+        ours = (_shown(site.shape), _shown(site.shard_shape))
+        if len(want) == 1 and {ours} != want:
+            problems.append(f"{where}: JAX gives its uses {sorted(want)}, shardls {ours}")
+        if len(want) > 1 and site.shape is not None:
+            problems.append(f"{where}: its uses have the shapes {sorted(want)}, shardls took {ours}")
     return problems
 
 
@@ -226,6 +288,9 @@ def analysis_problems(program: str, result: dict[str, Any], analysis: FileAnalys
                 seen = _captures(result, tag, name)
                 if seen:
                     problems.extend(site_problems(analysis, tag, name, seen))
+            continue
+        if tag.kind == "expect-uses":
+            problems.extend(uses_problems(analysis, result, tag))
             continue
         on_statement = [d for d in analysis.diagnostics if tag.covers(d.span.line)]
         for code in tag.items:

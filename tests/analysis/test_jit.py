@@ -187,6 +187,9 @@ def test_sites_are_named_after_parameters_and_targets() -> None:
             ("jit_in_sharding", "x"),
             ("jit_in_sharding", "y"),
             ("jit_out_sharding", "f(...)"),
+            # The NamedShardings the prelude builds take the shape their uses here agree on.
+            ("named_sharding", "rows"),
+            ("named_sharding", "cols"),
         ]
     )
 

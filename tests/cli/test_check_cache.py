@@ -516,3 +516,23 @@ class _Unresolvable:
 
 def _stdin(text: str) -> io.TextIOWrapper:
     return io.TextIOWrapper(io.BytesIO(text.encode("utf-8")), encoding="utf-8")
+
+
+def test_the_uses_of_a_named_sharding_survive_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+) -> None:
+    """A `named_sharding` site holds the sites of its uses (sites inside a site): a warm run reads
+    them back and prints exactly what --no-cache prints, without analysing the file again."""
+    source = HEADER + (
+        "sharding = NamedSharding(mesh, P('data'))\n"
+        "x = jax.device_put(jnp.zeros((8, 16)), sharding)\n"
+        "y = jax.device_put(jnp.zeros((8, 32)), sharding)\n"
+    )
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\n", "shared.py": source})
+    cold = check(capsys, "--output-format", "json", "--show-layouts")
+    analysed.clear()
+    warm = check(capsys, "--output-format", "json", "--show-layouts")
+    assert analysed == []
+    assert warm == cold == check(capsys, "--output-format", "json", "--show-layouts", "--no-cache")
+    (built,) = [e for e in json.loads(warm.out)["layouts"] if e["kind"] == "named_sharding"]
+    assert [(use["name"], use["shard_shape"]) for use in built["uses"]] == [("x", [4, 16]), ("y", [4, 32])]

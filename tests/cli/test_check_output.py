@@ -119,6 +119,7 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
         "assumptions": [],
         "jax_type": "float32[8@data,16]",
         "sharding_from": ["data: device_put at line 6"],
+        "uses": [],
     }
     rejected = layouts[("bad.py", 6)]
     assert (rejected["global_shape"], rejected["shard_shape"], rejected["bytes_per_device"]) == (
@@ -134,6 +135,68 @@ def test_json_layouts(capsys: pytest.CaptureFixture[str], project: Path) -> None
     )
     assert (symbolic["global_formula"], symbolic["shard_formula"]) == (["n", "16"], ["n/4", "16"])
     assert symbolic["requires"] == [{"dim": 0, "size": None, "formula": "n", "axes": ["model"], "factor": 4}]
+
+
+SHARED = HEADER + (
+    "sharding = NamedSharding(mesh, P('data'))\n"
+    "x = jax.device_put(jnp.zeros((8, 16)), sharding)\n"
+    "y = jax.device_put(jnp.ones((8, 16)), sharding)\n"
+    "both = NamedSharding(mesh, P('model'))\n"
+    "a = jax.device_put(jnp.zeros((8, 16)), both)\n"
+    "b = jax.device_put(jnp.zeros((16, 16)), both)\n"
+)
+"""Line 6 builds a sharding both uses of which agree on float32[8,16]; line 9 one whose uses differ."""
+
+
+def test_json_layouts_of_a_named_sharding_are_its_uses(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    write(project, {"shared.py": SHARED})
+    code, out = check_json(capsys, "--show-layouts", "shared.py")
+    assert code == 0
+    layouts = {(entry["line"], entry["kind"]): entry for entry in out["layouts"]}
+    agreed, differ = layouts[(6, "named_sharding")], layouts[(9, "named_sharding")]
+    assert (agreed["global_shape"], agreed["shard_shape"], agreed["bytes_per_device"]) == (
+        [8, 16],
+        [4, 16],
+        256,
+    )
+    assert agreed["uses"] == [
+        {
+            "cell": None,
+            "line": line,
+            "column": 5,
+            "kind": "device_put",
+            "name": name,
+            "global_shape": [8, 16],
+            "global_formula": ["8", "16"],
+            "dtype": "float32",
+            "shard_shape": [4, 16],
+            "shard_formula": ["4", "16"],
+        }
+        for name, line in (("x", 7), ("y", 8))
+    ]
+    assert (differ["global_shape"], differ["shard_shape"], differ["bytes_per_device"]) == (None, None, None)
+    assert [(use["name"], use["global_shape"], use["shard_shape"]) for use in differ["uses"]] == [
+        ("a", [8, 16], [2, 16]),
+        ("b", [16, 16], [4, 16]),
+    ]
+    assert layouts[(7, "device_put")]["uses"] == []
+
+
+def test_show_layouts_of_a_named_sharding_name_its_uses(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    write(project, {"shared.py": SHARED})
+    lines = check(capsys, "--output-format", "concise", "--show-layouts", "shared.py").out.splitlines()
+    assert lines[0] == (
+        "shared.py:6:12: named_sharding sharding: float32[8@data,16] → per device float32[4,16] ×4 copies, "
+        "256 B/device (meets x at line 7, y at line 8)"
+    )
+    assert lines[3] == (
+        "shared.py:9:8: named_sharding both: P('model') on data=2, model=4 (shape not known here; rank ≥ 1; "
+        "meets a at line 10: float32[8@model,16], b at line 11: float32[16@model,16])"
+    )
 
 
 def test_show_layouts_in_text(capsys: pytest.CaptureFixture[str], project: Path) -> None:

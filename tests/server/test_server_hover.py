@@ -111,3 +111,42 @@ async def test_hover_on_a_layer_call_and_a_param(client: RecordingClient, tmp_pa
         "| `layer.kernel` | `float32[16,32@model]` | `P(None, 'model')` | `float32[16,8]` | 512 B |",
     ]
     assert param is not None and param.startswith("`float32[8@data,16]`  →  per device `float32[4,16]`")
+
+
+SHARDINGS = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+sharding = NamedSharding(mesh, P("data"))
+losses = jax.device_put(jnp.ones((8, 16)), sharding)
+masks = jax.device_put(jnp.zeros((8, 16)), sharding)
+both = NamedSharding(mesh, P(None, "model"))
+inputs = jax.device_put(jnp.ones((2, 8)), both)
+labels = jax.device_put(jnp.ones((2, 4)), both)
+"""
+
+
+async def test_hover_on_a_named_sharding_lists_the_arrays_it_meets(
+    client: RecordingClient, tmp_path: Path
+) -> None:
+    """A NamedSharding built on its own: the layout its uses agree on, and each array it meets;
+    when they differ, no shape of its own, and the list."""
+    await initialize(client, tmp_path)
+    uri = open_file(client, tmp_path / "train.py", SHARDINGS)
+
+    agreed = await hover_text(client, uri, position_of(SHARDINGS, 'P("data")', offset=2))
+    call = await hover_text(client, uri, position_of(SHARDINGS, "NamedSharding(mesh", line=5, offset=3))
+    differ = await hover_text(client, uri, position_of(SHARDINGS, 'P(None, "model")', offset=2))
+
+    assert agreed is not None and call == agreed
+    assert agreed.startswith("`float32[8@data,16]`  →  per device `float32[4,16]`")
+    assert "**meets (2 uses in this file)**:" in agreed
+    assert "- `losses` at line 7 (device_put): `float32[8@data,16]` → per device `float32[4,16]`" in agreed
+    assert "- `masks` at line 8 (device_put): `float32[8@data,16]` → per device `float32[4,16]`" in agreed
+    assert differ is not None
+    assert differ.startswith('`P(None, "model")`  (the array\'s shape is not known here: rank ≥ 2)')
+    assert "- `inputs` at line 10 (device_put): `float32[2,8@model]` → per device `float32[2,2]`" in differ
+    assert "- `labels` at line 11 (device_put): `float32[2,4@model]` → per device `float32[2,1]`" in differ
+    assert "the uses have different shapes" in differ

@@ -63,11 +63,13 @@ def _source(frame: Frame, node: ast.Call) -> str | None:
 def _named_sharding(call: CallArgs) -> Value | None:
     shardings: list[Value] = []
     guards: list[frozenset[Guard]] = []
+    span, path = call.frame.span(call.node), call.frame.module.path
     for (mesh, spec), guard in guarded_alternatives(
         [call.get(0, "mesh") or Unknown("no mesh"), call.get(1, "spec") or Unknown("")]
     ):
         if isinstance(spec, SpecV):
-            shardings.append(ShardingV(spec, mesh if isinstance(mesh, MeshV) else None))
+            known = mesh if isinstance(mesh, MeshV) else None
+            shardings.append(ShardingV(spec, known, span=span, path=path))
             guards.append(guard)
     if not shardings:
         return Unknown("NamedSharding with an unknown spec")

@@ -94,7 +94,16 @@ def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
             shape = pair.value.shape if pair.value is not None else None
             dtype = pair.value.dtype if pair.value is not None else None
             builder.add_layout(
-                kind, visit, span, pair.label or app.name, sharding.spec, shape, dtype, UsageContext.JIT, mesh
+                kind,
+                visit,
+                span,
+                pair.label or app.name,
+                sharding.spec,
+                shape,
+                dtype,
+                UsageContext.JIT,
+                mesh,
+                sharding=sharding,
             )
 
 
@@ -161,6 +170,7 @@ def _at_call(
         mesh,
         assumptions=(_PREDICTED,) if predicted else (),
         superseded=superseded,
+        sharding=None if predicted else sharding,
     )
 
 

@@ -140,6 +140,7 @@ def _place_one(
         mesh,
         assumptions=assumptions,
         shape_reason=shape_reason(array),
+        sharding=sharding,
     )
 
 
