@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/realcode/compare.py before/ after/
     .venv/bin/python benchmarks/realcode/compare.py before/ after/ --show 20
+    .venv/bin/python benchmarks/realcode/compare.py before/ after/ --ignore uses
 
 A speed-up must not change what `shardls check` reports, so each optimisation is checked by
 saving the JSON of every repository before and after it and comparing them here. Entries are
@@ -10,7 +11,8 @@ content: for each repository it prints whether the output is byte for byte the s
 otherwise how many diagnostics and layouts only one side has, and the first of them. The
 exception the speed issue allows is a site a step budget used to drop (it then appears only
 after); those are listed like any other difference, for a person to judge. Exit status 1 when
-any repository differs.
+any repository differs. `--ignore KEY` leaves a key out of every entry on both sides (a key
+added to the JSON since `before` was saved would otherwise make every entry differ).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from typing import Any
 SECTIONS = ("diagnostics", "layouts")
 
 
-def _canonical(entry: dict[str, Any]) -> str:
-    return json.dumps(entry, sort_keys=True)
+def _canonical(entry: dict[str, Any], ignored: frozenset[str] = frozenset()) -> str:
+    return json.dumps({k: v for k, v in entry.items() if k not in ignored}, sort_keys=True)
 
 
 def _where(entry: dict[str, Any]) -> str:
@@ -36,19 +38,22 @@ def _where(entry: dict[str, Any]) -> str:
     return f"{entry['path']}{cell}:{entry['line']}:{entry['column']} {what}"
 
 
-def differences(before: dict[str, Any], after: dict[str, Any]) -> dict[str, tuple[list[Any], list[Any]]]:
-    """Per section, the entries only `before` has and those only `after` has (as multisets)."""
+def differences(
+    before: dict[str, Any], after: dict[str, Any], ignored: frozenset[str] = frozenset()
+) -> dict[str, tuple[list[Any], list[Any]]]:
+    """Per section, the entries only `before` has and those only `after` has (as multisets),
+    without the `ignored` keys."""
     found = {}
     for section in SECTIONS:
-        old = Counter(_canonical(e) for e in before.get(section, []))
-        new = Counter(_canonical(e) for e in after.get(section, []))
+        old = Counter(_canonical(e, ignored) for e in before.get(section, []))
+        new = Counter(_canonical(e, ignored) for e in after.get(section, []))
         gone = [json.loads(text) for text in (old - new).elements()]
         added = [json.loads(text) for text in (new - old).elements()]
         found[section] = (gone, added)
     return found
 
 
-def compare(before: Path, after: Path, show: int) -> bool:
+def compare(before: Path, after: Path, show: int, ignored: frozenset[str] = frozenset()) -> bool:
     """Print the comparison of every repository both folders hold; True when all are the same."""
     names = sorted(
         p.stem for p in before.glob("*.json") if not p.name.startswith("_") and (after / p.name).exists()
@@ -62,7 +67,7 @@ def compare(before: Path, after: Path, show: int) -> bool:
         if old_bytes == new_bytes:
             print(f"{name}: identical")
             continue
-        found = differences(json.loads(old_bytes), json.loads(new_bytes))
+        found = differences(json.loads(old_bytes), json.loads(new_bytes), ignored)
         if not any(gone or added for gone, added in found.values()):
             print(f"{name}: same entries, in another order")
             same = False
@@ -85,8 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("before", type=Path, help="a folder saved with run.py --save")
     parser.add_argument("after", type=Path, help="another one")
     parser.add_argument("--show", type=int, default=10, help="differences shown per section and side (10)")
+    parser.add_argument(
+        "--ignore", action="append", default=[], metavar="KEY", help="leave this key out of every entry"
+    )
     args = parser.parse_args(argv)
-    return 0 if compare(args.before, args.after, args.show) else 1
+    return 0 if compare(args.before, args.after, args.show, frozenset(args.ignore)) else 1
 
 
 if __name__ == "__main__":
