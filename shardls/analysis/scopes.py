@@ -75,6 +75,11 @@ class Scope:
     """The class whose body this scope is."""
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     """Every binding of each name, in order (what a cached result that read the name depends on)."""
+    _reaching: dict[tuple[str, int], Candidates] = field(default_factory=dict, init=False, repr=False)
+    """`lookup`'s answers by name and position: every read of a name asks, a million times in
+    a check of maxtext, and the scope does not change once built."""
+    _superseded: dict[tuple[str, int], bool] = field(default_factory=dict, init=False, repr=False)
+    """`superseded`'s answers, likewise (every read of a local asks)."""
 
     def binding_key(self, name: str) -> tuple[tuple[int, int], ...]:
         """Identity of everything that can bind `name` here, with where it sits in the file.
@@ -88,11 +93,34 @@ class Scope:
         """Bindings of `name` that can reach `position` (None: after the whole scope ran)."""
         if position is None:
             return self.final.get(name, ())
-        entries = self.history.get(name)
-        if not entries:
-            return ()
-        index = bisect.bisect_left(entries, position, key=lambda entry: entry[0]) - 1
-        return entries[index][1] if index >= 0 else ()
+        key = (name, position)
+        found = self._reaching.get(key)
+        if found is None:
+            entries = self.history.get(name, [])
+            index = bisect.bisect_left(entries, position, key=_order) - 1
+            found = self._reaching[key] = entries[index][1] if index >= 0 else ()
+        return found
+
+    def superseded(self, name: str, position: int) -> bool:
+        """Whether a local `name` no longer holds the value it was given by `position`: an item
+        of it was written (`kwargs["x"] = v`: the value then comes from that write, which starts
+        from the local itself), or it is a parameter assigned again (`k, s = k if ... else (k,
+        None)`: the argument is no longer its value)."""
+        key = (name, position)
+        found = self._superseded.get(key)
+        if found is None:
+            reaching = self.lookup(name, position)
+            found = any(b.kind == "setitem" for b in reaching) or (
+                self.function is not None
+                and any(b.kind == "param" for b in self.bindings.get(name, ()))
+                and any(b.kind != "param" for b in reaching)
+            )
+            self._superseded[key] = found
+        return found
+
+
+def _order(entry: tuple[int, Candidates]) -> int:
+    return entry[0]
 
 
 class _ScopeBuilder:
@@ -134,7 +162,11 @@ class _ScopeBuilder:
         names = set(before).union(*branches)
         merged: dict[str, Candidates] = {}
         for name in names:
-            per_branch = [branch.get(name, before.get(name, ())) for branch in branches]
+            unchanged = before.get(name, ())
+            per_branch = [branch.get(name, unchanged) for branch in branches]
+            if all(candidates is unchanged for candidates in per_branch):
+                merged[name] = unchanged  # what every branch left as it was (most names of a long scope)
+                continue
             seen: dict[int, Binding] = {}
             for index, candidates in enumerate(per_branch):
                 for binding in candidates:

@@ -94,7 +94,7 @@ def _eval_NamedExpr(evaluator: Evaluator, node: ast.NamedExpr, frame: Frame) -> 
 
 
 def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None = None) -> Value:
-    if name in frame.locals and not _superseded(name, frame):
+    if name in frame.locals and (frame.position is None or not frame.scope.superseded(name, frame.position)):
         return frame.locals[name]
     scope: Scope | None = frame.scope
     position = frame.position
@@ -113,22 +113,6 @@ def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None =
     if name in _BUILTIN_NAMES:
         return Ref(f"builtins.{name}")
     return Unknown(f"{name!r} is not defined here", symbol=name)
-
-
-def _superseded(name: str, frame: Frame) -> bool:
-    """Whether the local `name` no longer holds the value it was given by here: an item of it was
-    written (`kwargs["x"] = v`: the value then comes from that write, which starts from the local
-    itself), or it is a parameter assigned again (`k, s = k if ... else (k, None)`: the argument
-    is no longer its value). One lookup of the bindings that reach here answers both: this is
-    asked on every read of a local."""
-    if frame.position is None:
-        return False
-    reaching = frame.scope.lookup(name, frame.position)
-    if any(b.kind == "setitem" for b in reaching):
-        return True
-    if frame.scope.function is None or not any(b.kind == "param" for b in frame.scope.bindings.get(name, ())):
-        return False
-    return any(b.kind != "param" for b in reaching)
 
 
 def bindings_value(
