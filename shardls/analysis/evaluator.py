@@ -69,6 +69,10 @@ class Evaluator:
         self._depth = 0
         self._classes: dict[int, ClassInfo] = {}
         self._functions: dict[int, FunctionInfo] = {}
+        self.literals: dict[tuple[int, int, str], tuple[ast.expr, Value]] = {}
+        """Each literal's value where it is written (by node, segment line and module: all its
+        origin says), with the node kept alive; a loop or comprehension reads the same literals
+        thousands of times."""
         self.reads: Reads | None = None
         """When set, every module-level name and workspace module the evaluation reads is noted."""
         self.typing: TypeRecorder | None = None

@@ -90,9 +90,14 @@ def bounded(evaluator: Evaluator, value: object, node: ast.AST, frame: Frame, wh
 
 
 def _eval_Constant(evaluator: Evaluator, node: ast.Constant, frame: Frame) -> Value:
-    if node.value is Ellipsis:
-        return Ref("builtins.Ellipsis")
-    return evaluator.bounded(node.value, node, frame)
+    key = (id(node), frame.segment.first_line, frame.module.path)
+    kept = evaluator.literals.get(key)
+    if kept is None:
+        value = (
+            Ref("builtins.Ellipsis") if node.value is Ellipsis else evaluator.bounded(node.value, node, frame)
+        )
+        kept = evaluator.literals[key] = (node, value)
+    return kept[1]
 
 
 def _eval_JoinedStr(evaluator: Evaluator, node: ast.JoinedStr, frame: Frame) -> Value:
