@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 from dataclasses import dataclass
 
 from shardls.analysis.evaluator import Evaluator, Frame
@@ -21,8 +22,28 @@ from shardls.analysis.sharded.operations import (
     typed_call,
     typed_method,
 )
-from shardls.analysis.values import ArrayV, BoundMethod, Const, Value
+from shardls.analysis.values import (
+    ArrayV,
+    BoundMethod,
+    Choice,
+    Const,
+    Unknown,
+    Value,
+    guarded_alternatives,
+    options,
+)
 from shardls.core import DType
+
+_COMBINATIONS = 8
+"""The most combinations of its arguments' options a library call is evaluated for."""
+
+_SHAPE_MODULES = frozenset(
+    f"shardls.analysis.library.{name}"
+    for name in ("array_functions", "array_moves", "array_shaping", "array_slicing", "operations")
+)
+"""Modules whose handlers compute an array's shape from their operands' and know nothing of
+choices: a call with an argument of several possible values is made for each (`_call_each`).
+Others (meshes, shardings, Flax) read their choices themselves."""
 
 
 @dataclass
@@ -140,8 +161,44 @@ class Library:
         handler = self.calls.get(qualname)
         if handler is None and not has_call_rule(qualname):
             return None  # most calls the interpreter meets are of functions it does not model
+        if (
+            handler is not None
+            and handler.__module__ in _SHAPE_MODULES
+            and any(isinstance(a, Choice) for a in (*args, *kwargs.values()))
+        ):
+            each = self._call_each(evaluator, qualname, args, kwargs, node, frame)
+            if each is not None:
+                return each
         call = CallArgs(evaluator, self, qualname, args, kwargs, node, frame)
         return typed_call(call, handler(call) if handler is not None else None)
+
+    def _call_each(
+        self,
+        evaluator: Evaluator,
+        qualname: str,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        node: ast.Call,
+        frame: Frame,
+    ) -> Value | None:
+        """A call with an argument that has several possible values (`chunk` after `if
+        chunk.ndim == 1: chunk = chunk[None, :]`): the call of each combination (at most
+        `_COMBINATIONS`; never two options of opposite branches of one `if`), their results as one
+        choice keeping the branches each comes through, evaluated as branches are. None
+        when there are more combinations than that (a choice of some would leave others out)."""
+        values = [*args, *kwargs.values()]
+        if math.prod(sum(1 for _ in options(v)) for v in values) > _COMBINATIONS:
+            return None
+        names = list(kwargs)
+        results: list[Value] = []
+        guards = []
+        with evaluator.branches():
+            for combination, guard in guarded_alternatives(values, _COMBINATIONS):
+                positional, named = list(combination[: len(args)]), dict(zip(names, combination[len(args) :]))
+                result = self.call(evaluator, qualname, positional, named, node, frame)
+                results.append(result if result is not None else Unknown(f"result of {qualname}()"))
+                guards.append(guard)
+        return evaluator.choice(results, guards)
 
     def attribute(
         self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame

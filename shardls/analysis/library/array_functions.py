@@ -83,6 +83,9 @@ _ELEMENTWISE = (
 """Same shape as the first operand (and laid out like it). `cumsum`/`cumprod` flatten when no
 axis is given, and `glu` halves an axis: both are handled apart below."""
 
+_PYTREE_FUNCTIONS = frozenset({"jax.lax.stop_gradient", "jax.lax.optimization_barrier"})
+"""Those that take any pytree (an unknown operand may be a tree, not an array)."""
+
 _REDUCTIONS = {
     **{
         f"{module}.{name}": name
@@ -167,6 +170,8 @@ def _axes(axis: Value | None, rank: int) -> frozenset[int] | None:
 @calls(*_REDUCTIONS)
 def _reduction(call: CallArgs) -> Value | None:
     array = call.get(0, "a", "x")
+    if isinstance(array, Unknown):
+        array = ArrayV(None)  # whatever it is, the result is an array (of unknown rank)
     if not isinstance(array, ArrayV):
         return None
     name = _REDUCTIONS[call.qualname]
@@ -183,6 +188,8 @@ def _reduction_method(library: Library, method: BoundMethod, call: CallArgs) -> 
 @calls(*_ELEMENTWISE)
 def _elementwise(call: CallArgs) -> Value | None:
     array = call.get(0, "x", "a", "operand")
+    if isinstance(array, Unknown) and call.qualname not in _PYTREE_FUNCTIONS:
+        array = ArrayV(None)  # whatever it is, the result is an array (of unknown rank)
     if not isinstance(array, ArrayV):
         return None
     name = call.qualname.rsplit(".", 1)[-1]

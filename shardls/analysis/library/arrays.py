@@ -280,15 +280,18 @@ class _NestedData:
 
 @methods(ArrayV, "reshape")
 def _reshape(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
-    """`x.reshape(shape)` or `x.reshape(a, b)`. A single argument that is not a known tuple may be
-    a tuple of any length (`x.reshape(q.shape[:1] + (h, -1))`): the rank stays unknown."""
+    """`x.reshape(shape)` or `x.reshape(a, b)`."""
     base = method.base
     assert isinstance(base, ArrayV)
-    if len(call.args) == 1 and not isinstance(call.args[0], Seq) and as_int(call.args[0]) is None:
+    return reshaped(base, call.args)
+
+
+def reshaped(base: ArrayV, args: list[Value]) -> ArrayV:
+    """`base.reshape(*args)`. A single argument that is not a known tuple may be a tuple of any
+    length (`x.reshape(q.shape[:1] + (h, -1))`): the rank stays unknown."""
+    if len(args) == 1 and not isinstance(args[0], Seq) and as_int(args[0]) is None:
         return ArrayV(None, base.dtype, None)
-    requested = (
-        call.args[0].items if len(call.args) == 1 and isinstance(call.args[0], Seq) else tuple(call.args)
-    )
+    requested = args[0].items if len(args) == 1 and isinstance(args[0], Seq) else tuple(args)
     dims = list(requested)
     fills = [i for i, d in enumerate(dims) if as_int(d) == -1]
     if len(fills) == 1 and base.shape is not None:

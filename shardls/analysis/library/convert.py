@@ -38,6 +38,19 @@ def shape_of(value: Value | None) -> tuple[Value, ...] | None:
     return None
 
 
+def python_scalar_array(value: Value, x64: bool = False) -> Value:
+    """A Python bool, int or float where JAX takes an array (an argument of a `shard_map`ped
+    function, a loop carry): the 0-d array JAX makes of it, of the (weak) dtype it gives it.
+    Anything else is returned as it is."""
+    if not isinstance(value, Const) or type(value.value) not in (bool, int, float):
+        return value
+    if isinstance(value.value, bool):
+        name = "bool"
+    else:
+        name = ("int" if isinstance(value.value, int) else "float") + ("64" if x64 else "32")
+    return ArrayV((), parse_dtype(name, x64=x64))
+
+
 def dtype_of(value: Value | None, x64: bool = False) -> DType | None:
     if isinstance(value, DTypeV):
         return value.dtype

@@ -22,7 +22,7 @@ from shardls.analysis.evaluator import truthiness
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.registry import calls
-from shardls.analysis.values import Choice, Const, DictV, InstanceV, Seq, Unknown, Value
+from shardls.analysis.values import ArrayV, Choice, Const, DictV, InstanceV, Seq, Unknown, Value
 
 _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map")
 MAX_NESTING = 64
@@ -149,3 +149,20 @@ class _Mapper:
             bound[args.vararg.arg] = Seq(tuple(leaves[len(names) :]))
         frame = self.call.frame
         return self.call.evaluator.evaluate(node.body, replace(frame, locals={**frame.locals, **bound}))
+
+
+@calls("jax.block_until_ready")
+def _block_until_ready(call: CallArgs) -> Value | None:
+    """`jax.block_until_ready(x)` waits for `x` and returns it, any pytree (maxtext
+    examples/shardings.py: `presharded_X = jax.block_until_ready(jit_gen_data(key))`)."""
+    return call.get(0, "x")
+
+
+@calls("jax.device_get")
+def _device_get(call: CallArgs) -> Value | None:
+    """`jax.device_get(x)`: the tree with each array copied to the host (numpy arrays of the same
+    shape and dtype, no longer laid out on devices)."""
+    tree = call.get(0, "x")
+    if tree is None:
+        return None
+    return mapped(tree, lambda leaf: ArrayV(leaf.shape, leaf.dtype) if isinstance(leaf, ArrayV) else leaf)

@@ -71,7 +71,9 @@ def tables() -> tuple[
     from shardls.analysis.library import (  # noqa: F401  (registration)
         argparse_,
         array_functions,
+        array_moves,
         array_shaping,
+        array_slicing,
         arrays,
         builtins_,
         collectives,
