@@ -31,7 +31,8 @@ class Binding:
     name: str
     kind: str
     """assign | annotation | augassign | setitem | mutate | def | class | import | importfrom | for |
-    with | param | except (`mutate`: a method call that changes the object, `dims.append(n)`)"""
+    with | param | except | rank (`mutate`: a method call that changes the object, `dims.append(n)`;
+    `rank`: a statement that fixes the rank of the name's value, `b, s = x.shape`)"""
     node: ast.AST
     """The statement (or def/class/alias/arg) that binds the name."""
     value: ast.expr | None
@@ -201,6 +202,9 @@ class _ScopeBuilder:
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 self.target(target, "assign", stmt, stmt.value, segment, order, ())
+            self._rank_fixed(stmt, segment, order)
+        elif isinstance(stmt, ast.Assert):
+            self._rank_fixed(stmt, segment, order)
         elif isinstance(stmt, ast.AnnAssign):
             if isinstance(stmt.target, ast.Name):
                 kind = "assign" if stmt.value is not None else "annotation"
@@ -283,6 +287,14 @@ class _ScopeBuilder:
                 outcomes.append(dict(self.state))
             self.merge(before, outcomes + [before])
 
+    def _rank_fixed(self, stmt: ast.Assign | ast.Assert, segment: Segment, order: int) -> None:
+        """`b, s, d = x.shape` or `assert x.ndim == 3`: below it, `x` has that rank (Python raises
+        otherwise), so the name is bound again, to its value with that rank (a `rank` binding:
+        see `evaluation.bindings`). Only a name this scope already binds (a local or parameter)."""
+        name = rank_fixed_name(stmt)
+        if name is not None and self.state.get(name):
+            self.bind(Binding(name, "rank", stmt, None, segment, order))
+
     def target(
         self,
         target: ast.expr,
@@ -315,6 +327,56 @@ class _ScopeBuilder:
     def finish(self) -> Scope:
         self.scope.final = dict(self.state)
         return self.scope
+
+
+def rank_fixed_name(stmt: ast.stmt) -> str | None:
+    """The name whose rank the statement fixes: `a, b = name.shape` (no starred target, `name` not
+    among the targets), `assert name.ndim == N` or `assert len(name.shape) == N`."""
+    if isinstance(stmt, ast.Assign):
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Tuple | ast.List):
+            return None
+        elements = stmt.targets[0].elts
+        value = stmt.value
+        if not (
+            isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name)
+        ):
+            return None
+        name = value.value.id
+        if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Name) and e.id == name) for e in elements):
+            return None
+        return name
+    if isinstance(stmt, ast.Assert):
+        return asserted_rank(stmt.test)[0]
+    return None
+
+
+def asserted_rank(test: ast.expr) -> tuple[str | None, int]:
+    """`(name, N)` for a test `name.ndim == N` or `len(name.shape) == N` (N from 0 to 32);
+    `(None, 0)` for any other test."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and type(test.comparators[0].value) is int
+        and 0 <= test.comparators[0].value <= 32
+    ):
+        return None, 0
+    left = test.left
+    if isinstance(left, ast.Attribute) and left.attr == "ndim" and isinstance(left.value, ast.Name):
+        return left.value.id, test.comparators[0].value
+    if (
+        isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Name)
+        and left.func.id == "len"
+        and len(left.args) == 1
+        and not left.keywords
+        and isinstance(left.args[0], ast.Attribute)
+        and left.args[0].attr == "shape"
+        and isinstance(left.args[0].value, ast.Name)
+    ):
+        return left.args[0].value.id, test.comparators[0].value
+    return None, 0
 
 
 MUTATORS = frozenset(

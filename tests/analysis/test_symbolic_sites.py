@@ -43,7 +43,7 @@ def starred(x, mesh):
 
 def rebound(y, mesh):
     b, s = y.shape
-    y = y.reshape(-1)
+    y = transform(y)
     return jax.device_put(y, NamedSharding(mesh, P("data")))
 """
     )

@@ -7,6 +7,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.evaluation.fixed_rank import with_fixed_rank
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
 from shardls.analysis.scopes import Binding, ModuleInfo, Scope
@@ -53,6 +54,8 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
         return ClassV(evaluator.class_info(binding.node, frame.module, binding.segment, scope))
     if kind in ("import", "importfrom"):
         return _import(evaluator, binding, frame)
+    if kind == "rank":
+        return with_fixed_rank(evaluator.lookup(binding.name, frame, binding.node), binding)
     if kind == "param":
         if binding.name in frame.locals:
             return frame.locals[binding.name]

@@ -1,4 +1,5 @@
-"""The rank of a parameter nobody passes, read from how the function uses it.
+"""The rank of an array read from how the code uses it: of a parameter nobody passes, and of any
+local below a statement that fixes it.
 
 Most real layout sites live in helpers whose arrays are parameters (`def shard(x, mesh): ...`).
 When the body unpacks the whole shape, `b, s, d = x.shape`, Python itself guarantees the rank:
@@ -7,13 +8,19 @@ the names the code gives them, and its layout renders as `[b/|data|, s, d/|model
 `assert x.ndim == 3` (or `len(x.shape) == 3`) at the top of the body says the same about the
 rank (sizes `x.shape[0]`, ...). Nothing weaker counts (`x.shape[0]`, `b, *rest = x.shape`, an
 `if x.ndim == 3:` branch): the rank stays unknown.
+
+Below such a statement, anywhere in a function or module (`_, _, kh, _ = key_proj.shape` after
+`key_proj = self.k_proj(x)`), the name holds an array of that rank whatever it held before: the
+scope binds it again there (a `rank` binding, `with_fixed_rank`). That is certain once the line
+has run, so an unpacking's rank is a fact; an `assert` is one only while asserts run (`python -O`
+drops them), so the rank it gives is an assumption, named on its sizes.
 """
 
 from __future__ import annotations
 
 import ast
 
-from shardls.analysis.scopes import Binding, Scope
+from shardls.analysis.scopes import Binding, Scope, asserted_rank
 from shardls.analysis.values import ArrayV, Origin, Unknown
 
 
@@ -22,7 +29,8 @@ def unpacked_parameter(scope: Scope, name: str) -> ArrayV | None:
     (`b, s, d = name.shape`), each size named after its target; None when nothing fixes the rank,
     when the parameter is bound again in the body, or when two unpackings disagree."""
     function = scope.function
-    if function is None or any(binding.kind != "param" for binding in scope.bindings.get(name, ())):
+    bindings = scope.bindings.get(name, ())
+    if function is None or any(binding.kind not in ("param", "rank") for binding in bindings):
         return None
     body = {id(statement) for statement in function.node.body}
     found = {
@@ -65,37 +73,10 @@ def _asserted(scope: Scope, name: str) -> set[tuple[int, tuple[str | None, ...]]
     for statement in function.node.body:
         if not isinstance(statement, ast.Assert):
             continue
-        test = statement.test
-        if not (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Eq)
-            and isinstance(test.comparators[0], ast.Constant)
-            and isinstance(test.comparators[0].value, int)
-            and not isinstance(test.comparators[0].value, bool)
-            and _is_rank_of(test.left, name)
-        ):
-            continue
-        rank = test.comparators[0].value
-        if 0 <= rank <= 32:
+        asserted, rank = asserted_rank(statement.test)
+        if asserted == name:
             found.add((function.segment.abs_line(statement.lineno), (None,) * rank))
     return found
-
-
-def _is_rank_of(node: ast.expr, name: str) -> bool:
-    """`name.ndim` or `len(name.shape)`."""
-    if isinstance(node, ast.Attribute) and node.attr == "ndim":
-        return isinstance(node.value, ast.Name) and node.value.id == name
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
-        and len(node.args) == 1
-        and isinstance(node.args[0], ast.Attribute)
-        and node.args[0].attr == "shape"
-        and isinstance(node.args[0].value, ast.Name)
-        and node.args[0].value.id == name
-    )
 
 
 def _unpacked(binding: Binding, name: str) -> tuple[int, tuple[str | None, ...]] | None:
