@@ -276,3 +276,37 @@ def test_unknown_mesh_and_unknown_arguments_do_not_crash() -> None:
         "h(load())\n"
     )
     assert not [d for d in analysis.diagnostics if d.code.startswith("SH0")]
+
+
+def test_a_python_number_passed_is_a_0d_array_on_every_device() -> None:
+    """flax rng_guide.ipynb: `shmap_forward(variables, x, True, apply_rngs)` with `P()` for the
+    bool: JAX makes a 0-d array of it, a copy per device, and the body gets that array."""
+    analysis = analyze(
+        "def forward(x, add_noise, scale, steps):\n"
+        "    return jnp.where(add_noise, x * scale, x) + steps\n"
+        "f = jax.shard_map(forward, mesh=mesh, in_specs=(P('data'), P(), P(), P()), out_specs=P('data'))\n"
+        "out = f(jnp.zeros((8, 4)), True, 0.5, 3)\n"
+    )
+    inputs = {s.name: s for s in analysis.sites if s.kind is SiteKind.SHARD_MAP_IN}
+    shapes = {name: (site.shape, site.shard_shape, site.dtype.name) for name, site in inputs.items()}
+    assert shapes["add_noise"] == ((), (), "bool")
+    assert shapes["scale"] == ((), (), "float32")
+    assert shapes["steps"] == ((), (), "int32")
+    assert [s.shard_shape for s in analysis.sites if s.name == "out"] == [(4, 4)]
+    assert not analysis.diagnostics
+
+
+def test_an_output_of_known_rank_has_that_rank_whatever_its_sizes() -> None:
+    """maxtext usp_collective_test.py: the body keeps its ring chunk with
+    `jax.lax.dynamic_slice_in_dim(out, start, chunk, axis=2)`, `chunk` computed from a size not
+    known here: the output is rank 4, the unsplit dimensions the block's."""
+    analysis = analyze(
+        "def body(x):\n"
+        "    chunk = x.shape[1] // ring_size()\n"
+        "    return jax.lax.dynamic_slice_in_dim(x, 0, chunk, axis=1)\n"
+        "f = jax.shard_map(body, mesh=mesh, in_specs=P('data', 'model'), out_specs=P('data', 'model'))\n"
+        "out = f(jnp.zeros((8, 16)))\n"
+    )
+    out = next(s for s in analysis.sites if s.kind is SiteKind.SHARD_MAP_OUT)
+    assert out.shape is not None and len(out.shape) == 2
+    assert out.shard_shape is not None and out.shard_shape[0] == 4

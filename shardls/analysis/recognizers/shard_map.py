@@ -14,11 +14,14 @@ import math
 import re
 from dataclasses import replace
 
+from shardls.analysis.evaluation.fixed_rank import joined_array
 from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import MeshFact, Related, SiteKind, Span
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.convert import python_scalar_array
 from shardls.analysis.recognizers.wrapped import (
     Application,
+    Argument,
     CallSite,
     Pair,
     application_of,
@@ -91,13 +94,13 @@ def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[
     context = site.visit.context
     meshes = _meshes(evaluator, app, context)
     if meshes is None:
-        return _blocks(app, _input_pairs(app, site), None, None)[0], context
+        return _blocks(app, _input_pairs(app, site, _x64(evaluator)), None, None)[0], context
     mesh, inside = meshes
     line = app.visit.frame.line_of(app.visit.call) + 1
     body_mesh = MeshContext(
         inside, f"inside the shard_map of {app.name} at line {line}", app.visit.frame.span(app.visit.call)
     )
-    blocks = _blocks(app, _input_pairs(app, site), mesh.mesh, (mesh, inside))[0]
+    blocks = _blocks(app, _input_pairs(app, site, _x64(evaluator)), mesh.mesh, (mesh, inside))[0]
     return blocks, replace(context, meshes=(*context.meshes, body_mesh))
 
 
@@ -109,7 +112,7 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     call_span = visit.frame.span(visit.call)
     mesh = _site_mesh(builder, app, site, call_span)
     resolved = mesh.mesh if mesh is not None and mesh.mesh.is_resolved else None
-    pairs = _input_pairs(app, site)
+    pairs = _input_pairs(app, site, _x64(builder.evaluator))
     for pair in pairs:
         span = pair_span(visit.frame, pair, call_span)
         _place(builder, app, visit, SiteKind.SHARD_MAP_IN, _at_call(pair), pair.value, span, mesh)
@@ -154,10 +157,15 @@ def _at_call(pair: Pair) -> Pair:
     return replace(pair, spec=at_call(pair.spec)) if isinstance(pair.spec, SpecV) else pair
 
 
-def _input_pairs(app: Application, site: CallSite) -> list[Pair]:
+def _input_pairs(app: Application, site: CallSite, x64: bool) -> list[Pair]:
     """in_specs matched to the arguments; with in_specs omitted (allowed on Explicit axes) JAX
-    takes each argument's own spec."""
-    arguments = positional_arguments(app, site)
+    takes each argument's own spec. A Python number passed is the 0-d array JAX makes of it
+    (`shmap_forward(variables, x, True, rngs)`: the body gets a bool array); arrays of one rank
+    from several branches are one array of that rank (sizes where the branches agree)."""
+    arguments = [
+        Argument(joined_array(python_scalar_array(value, x64)) if value is not None else None, node, label)
+        for value, node, label in positional_arguments(app, site)
+    ]
     if "in_specs" in app.arguments:
         return pair_arguments(app.get("in_specs"), app.node("in_specs"), arguments)
     return [
@@ -165,6 +173,12 @@ def _input_pairs(app: Application, site: CallSite) -> list[Pair]:
         for value, node, label in arguments
         if isinstance(value, ArrayV) and value.sharding is not None
     ]
+
+
+def _x64(evaluator: Evaluator) -> bool:
+    """Whether 64-bit dtypes are enabled (a Python number passed becomes a 64-bit array)."""
+    library = evaluator.library
+    return library.environment.x64 if isinstance(library, Library) else False
 
 
 def _site_mesh(builder: SiteBuilder, app: Application, site: CallSite, span: Span) -> MeshFact | None:
@@ -381,19 +395,48 @@ def _block(pair: Pair, mesh: Mesh | None) -> Value:
 
 
 def _global_output(mesh: Mesh | None, pair: Pair) -> ArrayV | None:
-    """out_d = block_d × Π sizes(out_specs[d] axes) (reference §5)."""
+    """out_d = block_d × Π sizes(out_specs[d] axes) (reference §5). A block of known rank gives
+    the output that rank even when some size or the mesh is not known: a dimension no axis
+    splits is the block's, the others are unknown (so is any dimension whose out_specs entry is
+    not known)."""
     block = pair.value
-    dims = _int_dims(block)
-    if mesh is None or block is None or dims is None or not isinstance(pair.spec, SpecV):
+    if block is None or block.shape is None or not isinstance(pair.spec, SpecV):
         return None
     spec = pair.spec.spec
+    if len(spec.entries) > len(block.shape):
+        return None
+    dims = _int_dims(block)
     origin = Origin(f"shard_map output block × the mesh axes of {spec.display()}")
-    sizes = mesh.sizes_by_name
-    shape = tuple(
-        Const(n * math.prod(sizes.get(a, 1) for a in entry_axes(entry) if isinstance(a, str)), origin=origin)
-        for n, entry in zip(dims, spec.padded(len(dims)))
+    if mesh is not None and dims is not None:
+        sizes = mesh.sizes_by_name
+        shape = tuple(
+            Const(
+                n * math.prod(sizes.get(a, 1) for a in entry_axes(entry) if isinstance(a, str)), origin=origin
+            )
+            for n, entry in zip(dims, spec.padded(len(dims)))
+        )
+        return ArrayV(shape, block.dtype)
+    unknown = set(pair.spec.unknown_entries)
+    return ArrayV(
+        tuple(
+            size
+            if index not in unknown and not [a for a in entry_axes(entry) if isinstance(a, str)]
+            else _scaled(size, entry, mesh, origin)
+            for index, (size, entry) in enumerate(zip(block.shape, spec.padded(len(block.shape))))
+        ),
+        block.dtype,
     )
-    return ArrayV(shape, block.dtype)
+
+
+def _scaled(size: Value, entry: object, mesh: Mesh | None, origin: Origin) -> Value:
+    """A block size times the sizes of the mesh axes of its out_specs entry, when all are known."""
+    number = as_int(size)
+    axes = [a for a in entry_axes(entry) if isinstance(a, str)]  # type: ignore[arg-type]
+    sizes = mesh.sizes_by_name if mesh is not None else {}
+    factors = [sizes.get(a) for a in axes]
+    if number is None or not axes or any(not isinstance(f, int) for f in factors):
+        return Unknown("a block size times the mesh axes its out_specs entry names")
+    return Const(number * math.prod(f for f in factors if isinstance(f, int)), origin=origin)
 
 
 def _int_dims(array: ArrayV | None) -> tuple[int, ...] | None:
