@@ -80,6 +80,7 @@ def tables() -> tuple[
         differentiation,
         dtype_info,
         linen,
+        linen_apply,
         linen_init,
         linen_layers,
         linen_lifted,
