@@ -95,6 +95,12 @@ class Unknown(Value):
 
 
 @dataclass(frozen=True)
+class UnknownInt(Unknown):
+    """A Python int whose value is not known here (`len(devices)`, `int(s)`, arithmetic on
+    them): as a shape, one dimension (`jnp.zeros(len(devices))` has rank 1)."""
+
+
+@dataclass(frozen=True)
 class Choice(Value):
     """Several possible values (if/else branches, conditional expressions)."""
 

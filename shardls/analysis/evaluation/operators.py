@@ -29,6 +29,7 @@ from shardls.analysis.values import (
     ShardingV,
     SpecV,
     Unknown,
+    UnknownInt,
     Value,
     as_int,
     assumption_of,
@@ -226,7 +227,18 @@ def binop(
     if array is not None:
         return typed_binop(evaluator, op, left, right, node, frame, array) or array
     symbol = _binop_symbol(op, left, right)
+    if op in _INT_CLOSED and _is_int(left) and _is_int(right):
+        return UnknownInt("arithmetic on ints not known here", symbol=symbol)
     return Unknown("arithmetic on unknown values", symbol=symbol)
+
+
+_INT_CLOSED = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+"""Operators that give an int for two ints."""
+
+
+def _is_int(value: Value) -> bool:
+    """A Python int, its value known or not (a bool is not counted: `True + n` is rare)."""
+    return isinstance(value, UnknownInt) or (type(value) is Const and type(value.value) is int)
 
 
 def _arith(

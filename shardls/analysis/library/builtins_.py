@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import math
 
 from shardls.analysis.library import CallArgs, Library
@@ -18,6 +19,7 @@ from shardls.analysis.values import (
     Seq,
     SetV,
     Unknown,
+    UnknownInt,
     Value,
     as_int,
     as_str,
@@ -59,13 +61,21 @@ def _len(call: CallArgs) -> Value | None:
         return target.shape[0]
     if isinstance(target, DevicesV) and target.shape is None:
         return target.count  # `len(jax.devices())`: the device count, with its origin
-    return None
+    return UnknownInt("len() of a value not known here", symbol=_source_symbol(call.node))
+
+
+def _source_symbol(node: ast.expr) -> str | None:
+    """A short expression's source, to name its unknown value (`len(self.cpu_devices)`)."""
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else None
 
 
 @calls("builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.abs", "builtins.round")
 def _convert(call: CallArgs) -> Value | None:
     value = call.get(0)
     if not isinstance(value, Const):
+        if call.qualname == "builtins.int" and value is not None and not isinstance(value, (Seq, DictV)):
+            return UnknownInt("int() of a value not known here", symbol=_source_symbol(call.node))
         return None
     function = {"int": int, "float": float, "bool": bool, "str": str, "abs": abs, "round": round}
     name = call.qualname.rsplit(".", 1)[-1]

@@ -12,7 +12,7 @@ from shardls.analysis.values import (
     SetV,
     ShardingV,
     SpecV,
-    Unknown,
+    UnknownInt,
     Value,
     as_int,
     as_str,
@@ -24,7 +24,7 @@ _AXIS_TYPES = {"Auto": AxisType.AUTO, "Explicit": AxisType.EXPLICIT, "Manual": A
 
 
 def shape_of(value: Value | None) -> tuple[Value, ...] | None:
-    """`(8, 16)`, `[8, 16]`, a bare int (1-D), or an array's shape."""
+    """`(8, 16)`, `[8, 16]`, a bare int (1-D, its value known or not), or an array's shape."""
     if value is None:
         return None
     if isinstance(value, Seq):
@@ -33,8 +33,8 @@ def shape_of(value: Value | None) -> tuple[Value, ...] | None:
         return (value,)
     if isinstance(value, ArrayV):
         return value.shape
-    if isinstance(value, Unknown):
-        return None
+    if isinstance(value, UnknownInt):
+        return (value,)
     return None
 
 
