@@ -9,10 +9,12 @@ import ast
 from shardls.analysis.facts import SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
+from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, TreeBuilder
 from shardls.analysis.library.operations import IndexedV
 from shardls.analysis.recognizers.wrapped import Argument, pair_span, pair_tree
+from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.sites import SiteBuilder, method_name, recognizes, shape_reason
-from shardls.analysis.values import ArrayV, BoundMethod, DictV, Seq, ShardingV, Value, options
+from shardls.analysis.values import ArrayV, BoundMethod, DictV, InstanceV, Seq, ShardingV, Value, options
 from shardls.analysis.walker import Visit
 from shardls.core import UsageContext
 
@@ -52,6 +54,7 @@ def _place(
     (a tree of more than `MAX_TREE_SITES` nodes gives none: one shared by reference can be huge).
     `argument` is where the array is passed (its
     name names the site when the result is not assigned), None when no argument is the array."""
+    array = _module_tree(call, array)
     if (sharding_of(target) is None and isinstance(target, (Seq, DictV))) or isinstance(array, (Seq, DictV)):
         if _too_large(array) or _too_large(target):
             return
@@ -68,6 +71,17 @@ def _place(
     _place_one(
         builder, visit, call, kind, usage, array, target, assumptions, call.frame.span(call.node), name
     )
+
+
+def _module_tree(call: CallArgs, value: Value | None) -> Value | None:
+    """An NNX module placed whole (flax spmd_test.py `emb = reshard(emb, P("X"))`, `model =
+    reshard(model, P(None, None))`): a module is a pytree whose leaves are its variables' arrays,
+    so JAX places each of them; they are the tree `nnx.state(module)` has. Any other value (an
+    instance of a class that is not a module included) is returned as it is."""
+    if not isinstance(value, (FlaxLayerV, LayerV, InstanceV)):
+        return value
+    tree = TreeBuilder(call.evaluator, call.frame, EVERY_KIND).state(value)
+    return tree if isinstance(tree, DictV) else value
 
 
 def _too_large(tree: Value | None) -> bool:
