@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -221,7 +222,20 @@ def _shown(shape: Any) -> str:
     return "None" if shape is None else "(" + ", ".join(str(getattr(d, "name", d)) for d in shape) + ")"
 
 
-def _param_sites(analysis: FileAnalysis, tag: Tag) -> list[Site]:
+_PLACEMENTS = (SiteKind.DEVICE_PUT, SiteKind.RESHARD, SiteKind.CONSTRAINT)
+
+
+def _param_sites(analysis: FileAnalysis, tag: Tag, owner: str) -> list[Site]:
+    """The PARAM sites of the statement (else of the program); for a module placed whole on the
+    statement (`emb = reshard(emb, P("X"))`), its placement sites, one per variable, named after
+    their path (`emb['embedding']`)."""
+    placed = [
+        s
+        for s in analysis.sites
+        if s.kind in _PLACEMENTS and tag.covers(s.span.line) and (s.name or "").startswith(owner + "[")
+    ]
+    if placed:
+        return placed
     params = [s for s in analysis.sites if s.kind is SiteKind.PARAM]
     on_statement = [s for s in params if tag.covers(s.span.line)]
     return on_statement or params
@@ -229,9 +243,13 @@ def _param_sites(analysis: FileAnalysis, tag: Tag) -> list[Site]:
 
 def _param_matches(site_name: str | None, path: str, owner: str) -> bool:
     """JAX's parameter path `up.kernel` against a site name: `up.kernel`, the tail of a longer path
-    (`blocks.up.kernel`), or prefixed with the tagged variable (`layer.kernel` for `layer = nnx.Linear(...)`)."""
+    (`blocks.up.kernel`), prefixed with the tagged variable (`layer.kernel` for `layer = nnx.Linear(...)`),
+    or the tagged variable's placed leaf (`model['up']['kernel']`)."""
     if site_name is None:
         return False
+    if site_name.startswith(owner + "["):
+        steps = re.findall(r"\[(?:'([^']*)'|(\d+))\]", site_name[len(owner) :])
+        return path == ".".join(key or index for key, index in steps)
     if site_name.startswith(owner + "."):
         site_name = site_name[len(owner) + 1 :]
     return path == site_name or path.endswith("." + site_name)
@@ -246,7 +264,7 @@ def site_problems(analysis: FileAnalysis, tag: Tag, name: str, captures: list[di
     where = f"line {tag.line + 1} `{name}`"
     if captures[0]["kind"] == "module":
         problems = []
-        sites = _param_sites(analysis, tag)
+        sites = _param_sites(analysis, tag, name)
         for path, first in captures[0]["params"].items():
             want = {_shown(c["params"][path]["shard_shape"]) for c in captures if path in c["params"]}
             found = [s for s in sites if _param_matches(s.name, path, name)]
