@@ -187,10 +187,15 @@ def check_rank(
     mesh: Mesh, spec: PartitionSpec, rank: int, context: UsageContext, problems: list[Problem]
 ) -> None:
     """A spec longer than the rank: an error everywhere but `shard_shape`, which tolerates extra
-    entries that shard nothing (None, or only size-1 axes) and raises IndexError otherwise."""
+    entries that shard nothing (None, or only size-1 axes) and raises IndexError otherwise, and
+    `reshard`/`out_sharding=`, which drop extra None entries (JAX 0.10: `reshard(jnp.zeros(8),
+    P(None, None))` is `P(None,)`, on Explicit and Auto meshes; an extra axis, even of size 1,
+    raises)."""
     if len(spec.entries) <= rank:
         return
     extra = spec.entries[rank:]
+    if context is UsageContext.RESHARD and all(e is None for e in extra):
+        return
     real_axes = [
         a for e in extra for a in entry_axes(e) if a is not None and mesh.sizes_by_name.get(a, 2) != 1
     ]

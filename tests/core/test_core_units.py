@@ -470,6 +470,24 @@ def test_rank_errors() -> None:
     assert indexerror.shard_shape is None and codes(indexerror) == ["SH002"]
 
 
+def test_reshard_and_out_sharding_drop_extra_none_entries() -> None:
+    """JAX 0.10: `reshard(jnp.zeros(8), P(None, None))` is `P(None,)` and `P('X', None)` is `P('X',)`
+    (also `out_sharding=` of creations, products and `.at[].get`, on Explicit and Auto meshes, a
+    scalar too); an extra axis raises, even of size 1; device_put rejects every extra entry."""
+    kept = compute_layout(EXPLICIT, spec("data", None), (16,), context=UsageContext.RESHARD)
+    assert kept.shard_shape == (8,) and not kept.problems
+    for mesh in (DM, EXPLICIT):
+        replicated = compute_layout(mesh, spec(None, None), (16,), context=UsageContext.RESHARD)
+        assert replicated.shard_shape == (16,) and not replicated.problems
+        assert not compute_layout(mesh, spec(None, None), (), context=UsageContext.RESHARD).problems
+        assert codes(compute_layout(mesh, spec(None, None), (16,))) == ["SH002"]
+    assert codes(compute_layout(EXPLICIT, spec(None, "data"), (16,), context=UsageContext.RESHARD)) == [
+        "SH002"
+    ]
+    one = Mesh.of({"a": 1, "b": 8}, AxisType.EXPLICIT)
+    assert codes(compute_layout(one, spec(None, "a"), (16,), context=UsageContext.RESHARD)) == ["SH002"]
+
+
 def test_device_put_checks_explicit_divisibility_before_rank() -> None:
     # jax 0.10 types the value first (trimming trailing Nones), reference §7.4 / device test.
     assert codes(compute_layout(EXPLICIT, spec("model", None, None), (2, 4))) == ["SH001", "SH002"]
