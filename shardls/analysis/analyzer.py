@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from shardls.analysis.budget_notes import file_budget_ended, statement_budget_ended
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
@@ -25,7 +24,7 @@ from shardls.analysis.library import Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, find_meshes, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.scopes import ModuleInfo, Scope
+from shardls.analysis.segment_cache import FileCache, SegmentResult, SiteOrder, segment_result, site_order
 from shardls.analysis.settings import Settings
 from shardls.analysis.sharded.events import TypeRecorder
 from shardls.analysis.sharded.propagate import has_explicit_axis
@@ -52,25 +51,6 @@ given the workspace, the file's path, its text and settings, its diagnostics. Th
 it in, so the analysis never imports the layers built on it."""
 
 
-@dataclass
-class _SegmentResult:
-    """The sites and diagnostics one segment produced, and what they depended on."""
-
-    sites: list[Site]
-    diagnostics: list[Diagnostic]
-    names: tuple[tuple[str, str, tuple[tuple[int, int], ...]], ...]
-    modules: tuple[tuple[str, ModuleInfo], ...]
-    callers: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
-    alive: tuple[object, ...]
-    """Keeps the AST nodes whose ids the keys above use alive, so ids cannot be reused."""
-
-
-@dataclass
-class _FileCache:
-    fingerprint: object
-    segments: dict[tuple[int, int], _SegmentResult] = field(default_factory=dict)
-
-
 class Analyzer:
     """Analyses files of one workspace.
 
@@ -93,7 +73,7 @@ class Analyzer:
         self.workspace = workspace or Workspace()
         self.sharded_types = sharded_types
         self.producers = tuple(producers)
-        self._files: OrderedDict[str, _FileCache] = OrderedDict()
+        self._files: OrderedDict[str, FileCache] = OrderedDict()
         self._workspace_meshes = WorkspaceMeshes(self.workspace)
 
     def analyze(
@@ -101,11 +81,15 @@ class Analyzer:
     ) -> FileAnalysis:
         """Analyse one file's text. The cyclic garbage collector is paused meanwhile: analysis
         allocates hundreds of thousands of AST nodes that would otherwise trigger repeated full
-        collections (more than doubling the time); reference counting still frees garbage."""
+        collections (more than doubling the time); reference counting still frees garbage.
+        An analysis that fails leaves no kept result of the file behind (some may rest on it)."""
         was_enabled = gc.isenabled()
         gc.disable()
         try:
             return self._analyze(path, text, settings or Settings(), progress)
+        except BaseException:
+            self._files.pop(path, None)
+            raise
         finally:
             if was_enabled:
                 gc.enable()
@@ -153,10 +137,14 @@ class Analyzer:
             tuple((m.mesh, m.span, m.name, m.source) for m in builder.file_meshes),
             tuple((c.how, c.mesh.mesh) for c in walker.meshes.global_meshes),
             walker.meshes.mesh_setters,  # a call of a new setter elsewhere changes what follows it
+            builder.fallback_mesh,  # the workspace's only mesh changes with another file
         )
         cache = self._file_cache(path, fingerprint)
-        fresh: dict[tuple[int, int], _SegmentResult] = {}
+        stale = cache.stale(module, self.workspace)
         sites: list[Site] = []
+        placed: list[Site] = []
+        keys: list[SiteOrder] = []
+        typed = False
         diagnostics: list[Diagnostic] = mesh_diagnostics
         assumed = assumed_device_count(pragmas, settings, device_count)
 
@@ -166,26 +154,37 @@ class Analyzer:
             return FileAnalysis(path, (), meshes, kept, device_count, tuple(module.source.errors))
 
         for segment in module.source.segments:
-            if not segment.body or not walker.wanted(segment):
+            if not segment.body:
                 continue
-            key = (id(segment.body[0]), segment.first_line)
-            result = cache.segments.get(key)
-            if result is None or not self._still_valid(result, module):
+            result = cache.kept(segment, stale)
+            if result is None:
+                if not walker.wanted(segment):
+                    continue
                 result = self._analyze_segment(segment, walker, builder, evaluator, typing)
-            fresh[key] = result
+                cache.keep(segment, result)
             sites.extend(result.sites)
+            placed.extend(result.placed)
+            keys.extend(result.order)
+            typed = typed or result.typed
             diagnostics.extend(result.diagnostics)
             if progress is not None:
                 progress(so_far)
-        cache.segments = fresh
+        cache.finish(module, module.source.segments)
         diagnostics += parse_diagnostics(module, pragmas)
         for produce in self.producers:
             diagnostics += produce(self.workspace, path, text, settings)
         complete = bool(evaluator.budget_left)
         kept, silenced = reported(diagnostics, settings, pragmas, module, complete, assumed)
-        merged = with_uses(merge_types(sites))  # a NamedSharding's site gets its uses in the file
-        ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=_site_order))
-        names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=_site_order))
+        if typed:
+            merged = with_uses(merge_types(sites, placed))  # a NamedSharding's site gets its uses in the file
+            ordered = tuple(sorted((s for s in merged if s.kind is not SiteKind.ARRAY_NAME), key=site_order))
+            names = tuple(sorted((s for s in merged if s.kind is SiteKind.ARRAY_NAME), key=site_order))
+        else:
+            # No typed result to fold: the sites are the placed ones, whose order each segment's
+            # result keeps (`site_order` of each), so they are sorted without asking it again.
+            merged = with_uses(placed)
+            ordered = tuple(map(merged.__getitem__, sorted(range(len(keys)), key=keys.__getitem__)))
+            names = ()
         return FileAnalysis(
             path,
             ordered,
@@ -218,10 +217,10 @@ class Analyzer:
             path, file_environment(device_count, settings), device_count.count
         )
 
-    def _file_cache(self, path: str, fingerprint: object) -> _FileCache:
+    def _file_cache(self, path: str, fingerprint: object) -> FileCache:
         cache = self._files.get(path)
         if cache is None or cache.fingerprint != fingerprint:
-            cache = _FileCache(fingerprint)
+            cache = FileCache(fingerprint)
             self._files[path] = cache
         self._files.move_to_end(path)
         while len(self._files) > _CACHED_FILES:
@@ -235,7 +234,7 @@ class Analyzer:
         builder: SiteBuilder,
         evaluator: Evaluator,
         typing: TypingPass,
-    ) -> _SegmentResult:
+    ) -> SegmentResult:
         reads = Reads()
         evaluator.reads = reads
         builder.sites, builder.diagnostics = [], []
@@ -261,53 +260,9 @@ class Analyzer:
                 diagnostics.append((file_budget_ended if file_ended else statement_budget_ended)(ended))
         finally:
             evaluator.reads = None
-        module = walker.module
-        alive: list[object] = []
-        names = []
-        for path, name in sorted(reads.names):
-            scope = self._scope_of(path, module)
-            if scope is not None:
-                names.append((path, name, scope.binding_key(name)))
-                alive.extend(b.node for b in scope.bindings.get(name, ()))
-        callers = []
-        for callee in sorted(reads.callees):
-            callers.append((callee, _callers_key(module, callee)))
-            alive.extend(module.source.segments[i].body for i in module.call_index.get(callee, ()))
-        return _SegmentResult(
-            builder.sites,
-            diagnostics,
-            tuple(names),
-            tuple(reads.modules.items()),
-            tuple(callers),
-            tuple(alive),
-        )
-
-    def _scope_of(self, path: str, module: ModuleInfo) -> Scope | None:
-        if path == module.path:
-            return module.scope
-        current = self.workspace.current(path)
-        return current.scope if current is not None else None
-
-    def _still_valid(self, result: _SegmentResult, module: ModuleInfo) -> bool:
-        for path, imported in result.modules:
-            if self.workspace.current(path) is not imported:
-                return False
-        for path, name, key in result.names:
-            scope = self._scope_of(path, module)
-            if scope is None or scope.binding_key(name) != key:
-                return False
-        return all(_callers_key(module, callee) == key for callee, key in result.callers)
+        return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads)
 
 
 def _first_line(segment: Segment) -> Span:
     line = segment.first_line
     return Span(line, 0, line, len(segment.lines[0]) if segment.lines else 0)
-
-
-def _site_order(site: Site) -> tuple[Span, str]:
-    return site.span, site.name or ""
-
-
-def _callers_key(module: ModuleInfo, callee: str) -> tuple[tuple[int, int], ...]:
-    segments = module.source.segments
-    return tuple((id(segments[i].body), segments[i].first_line) for i in module.call_index.get(callee, ()))

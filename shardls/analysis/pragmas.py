@@ -29,6 +29,7 @@ _NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)
 _NOQA_CODE = re.compile(r"[A-Z]+[0-9]+")
 _XLA_HINT = re.compile(r"xla_force_host_platform_device_count\s*=\s*(\d+)")
 _CPU_DEVICES_HINT = re.compile(r"""jax_num_cpu_devices['"]\s*,\s*(\d+)""")
+_HINTS = ((_XLA_HINT, "XLA_FLAGS hint"), (_CPU_DEVICES_HINT, "jax_num_cpu_devices hint"))
 _OUR_CODE = re.compile(r"SH\d+")
 _LIST_ITEM = re.compile(r"[^\s,]+")
 
@@ -38,6 +39,7 @@ _IGNORE_FILE_ALONE = (
     "to silence this line, write `# shardls: ignore`"
 )
 NOQA = "noqa"
+_ANY_NOQA = re.compile(NOQA, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -129,18 +131,15 @@ class StatementComments:
 
 def read_pragmas(source: ParsedSource, bare_noqa: bool = False) -> Pragmas:
     lines = source.lines
-    device_count = device_hint = mesh = None
+    device_count = mesh = None
     ignore_file = False
     suppressions: list[Suppression] = []
     comment_lines: dict[int, int] = {}
     errors: list[tuple[int, str]] = []
-    for number, text in enumerate(lines):
-        if device_hint is None and "device" in text:
-            match = _XLA_HINT.search(text) or _CPU_DEVICES_HINT.search(text)
-            if match:
-                what = "XLA_FLAGS hint" if "xla_force" in match.group(0) else "jax_num_cpu_devices hint"
-                device_hint = (int(match.group(1)), number, what)
-    for segment in source.segments:
+    device_hint = _device_hint(source.text)
+    # One search of the whole text, not two per segment: most files have no pragma at all.
+    commented = SHARDLS in source.text or _ANY_NOQA.search(source.text) is not None
+    for segment in source.segments if commented else ():
         if SHARDLS not in segment.text and NOQA not in segment.text.lower():
             continue
         scanned = statement_comments(segment)
@@ -191,6 +190,21 @@ def read_pragmas(source: ParsedSource, bare_noqa: bool = False) -> Pragmas:
         tuple(errors),
         bare_noqa,
     )
+
+
+def _device_hint(text: str) -> tuple[int, int, str] | None:
+    """The first line that sets the device count for CPU runs (`XLA_FLAGS`' or
+    `jax_num_cpu_devices`, the former first on one line): its count, line and kind. Each pattern
+    searches the whole text once, skipping matches over several lines."""
+    found: list[tuple[int, int, int, str]] = []
+    for rank, (pattern, what) in enumerate(_HINTS):
+        match = next((m for m in pattern.finditer(text) if "\n" not in m.group(0)), None)
+        if match is not None:
+            found.append((text.count("\n", 0, match.start()), rank, int(match.group(1)), what))
+    if not found:
+        return None
+    line, _, count, what = min(found)
+    return count, line, what
 
 
 def comment_line(source: ParsedSource, line: int) -> int:

@@ -12,16 +12,22 @@ import bisect
 import dataclasses
 import functools
 import re
+import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.source import ParsedSource, Segment
+
+if TYPE_CHECKING:
+    from shardls.analysis.scope_edit import ModuleScope
 
 _CALLED_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 @functools.lru_cache(maxsize=20_000)
-def _called_names(text: str) -> frozenset[str]:
+def called_names(text: str) -> frozenset[str]:
     """Names followed by `(` in a segment; cached by text, so unchanged segments cost nothing."""
     return frozenset(_CALLED_NAME.findall(text))
 
@@ -124,7 +130,7 @@ def _order(entry: tuple[int, Candidates]) -> int:
     return entry[0]
 
 
-class _ScopeBuilder:
+class ScopeBuilder:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.counter = 0
@@ -187,7 +193,7 @@ class _ScopeBuilder:
     def _mutated(self, expression: ast.expr) -> str | None:
         """The variable a statement like `dims.append(n)` changes: a mutating method called on a
         name this scope assigned (not a module, class or function: `nnx.update(...)`)."""
-        name = _mutated_name(expression)
+        name = mutated_name(expression)
         candidates = self.state.get(name, ()) if name is not None else ()
         if candidates and all(b.kind in _VALUE_KINDS for b in candidates):
             return name
@@ -390,7 +396,7 @@ _VALUE_KINDS = frozenset({"assign", "augassign", "setitem", "mutate"})
 """Bindings that give a name a value a method can change in place."""
 
 
-def _mutated_name(expression: ast.expr) -> str | None:
+def mutated_name(expression: ast.expr) -> str | None:
     """The local changed by a statement like `dims.append(n)` (a mutating method of a name)."""
     if not isinstance(expression, ast.Call) or not isinstance(expression.func, ast.Attribute):
         return None
@@ -405,7 +411,7 @@ def build_scope(
     parts: list[tuple[Segment, tuple[ast.stmt, ...] | list[ast.stmt]]],
     params: list[Binding] | None = None,
 ) -> Scope:
-    builder = _ScopeBuilder(scope)
+    builder = ScopeBuilder(scope)
     for binding in params or ():
         builder.bind(binding)
     for segment, body in parts:
@@ -419,21 +425,69 @@ class ModuleInfo:
     name: str | None
     """Dotted module name within the workspace, when known."""
     source: ParsedSource
+    previous: weakref.ref[ModuleInfo] | None = field(default=None, repr=False)
+    """The module of the file's previous text (while it lives): its scope and call index are
+    made from that one's, finding again only what the edited segments hold (`scope_edit`)."""
+    searches: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, repr=False)
+    """Answers of searches of the module's text (`call_syntax.first_arguments`), kept with it: a
+    cache keyed by modules kept every version of an edited file alive."""
 
-    @cached_property
+    def changed_since(self, earlier: ModuleInfo) -> tuple[frozenset[str], frozenset[str]] | None:
+        """The names whose bindings, and the names whose callers, may differ from `earlier`'s,
+        when this module's scope and call index were made from `earlier`'s (None otherwise:
+        anything may differ)."""
+        if self.previous is None or self.previous() is not earlier:
+            return None
+        changed, callers = self.module_scope.changed, self._calls[1]
+        if changed is None or callers is None:
+            return None
+        return changed, callers
+
+    def callers_key(self, callee: str) -> tuple[tuple[int, int], ...]:
+        """The segments that call `callee` (by their trees and lines): what a search of its
+        callers read."""
+        segments = self.source.segments
+        return tuple((id(segments[i].body), segments[i].first_line) for i in self.call_index.get(callee, ()))
+
+    @property
     def scope(self) -> Scope:
-        return build_scope(
-            Scope("module", None, module=self), [(seg, seg.body) for seg in self.source.segments]
-        )
+        return self.module_scope.scope
 
     @cached_property
+    def module_scope(self) -> ModuleScope:
+        """The scope, made from the previous module's when the edit allows (`scope_edit`)."""
+        from shardls.analysis.scope_edit import edited_window, module_scope, scope_after_edit
+
+        previous = self.previous() if self.previous is not None else None
+        if previous is not None and "module_scope" in previous.__dict__:
+            window = edited_window(previous.source, self.source)
+            edited = scope_after_edit(previous.module_scope, previous.source.segments, self, window)
+            if edited is not None:
+                return edited
+        return module_scope(self)
+
+    @property
     def call_index(self) -> dict[str, tuple[int, ...]]:
         """Name -> indices of the segments that contain `name(`; finds callers without rescanning."""
+        return self._calls[0]
+
+    @cached_property
+    def _calls(self) -> tuple[dict[str, tuple[int, ...]], frozenset[str] | None]:
+        """The call index, and the names whose callers may differ from the previous module's
+        when it was made from that one's (None: built from scratch)."""
+        from shardls.analysis.scope_edit import call_index_after_edit, edited_window
+
+        previous = self.previous() if self.previous is not None else None
+        if previous is not None and "_calls" in previous.__dict__:
+            window = edited_window(previous.source, self.source)
+            edited = call_index_after_edit(previous.call_index, previous.source.segments, self, window)
+            if edited is not None:
+                return edited
         index: dict[str, list[int]] = {}
         for number, segment in enumerate(self.source.segments):
-            for name in _called_names(segment.text):
+            for name in called_names(segment.text):
                 index.setdefault(name, []).append(number)
-        return {name: tuple(numbers) for name, numbers in index.items()}
+        return {name: tuple(numbers) for name, numbers in index.items()}, None
 
 
 @dataclass(eq=False)
@@ -607,7 +661,7 @@ _PLAIN_DECORATORS = frozenset(
 )
 
 
-@functools.lru_cache(maxsize=8_192)
+@per_node
 def traced_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> bool | None:
     """Whether calling the function runs its body under a JAX trace: True for `@jax.jit`,
     `@partial(jax.jit, ...)`, `@nnx.jit`, `@jax.vmap`, `@jax.checkpoint`, ...; False when it has
@@ -619,7 +673,7 @@ def traced_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambd
     return False if all(text in _PLAIN_DECORATORS for text in texts) else None
 
 
-@functools.lru_cache(maxsize=8_192)
+@per_node
 def jitted_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`@jax.jit`, `@partial(jax.jit, ...)`, `@nnx.jit`, `@jax.shard_map(...)`: the body is
     compiled as one computation (where `with_sharding_constraint` pads instead of failing)."""

@@ -9,19 +9,27 @@ Measurements behind this choice are in docs/architecture.md.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import warnings
+import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-_CONTINUATION_STARTS = ("else", "elif", "except", "finally")
+from shardls.analysis.source_scan import Scan, scan, segment_starts
+
 _MAX_MERGES = 12
 _MAX_REPAIRS = 6
 _MERGE_BUDGET = 4
 """Re-joining segments parses at most this many times the file's characters (plus a minimum),
 so a file full of unclosed brackets costs a few parses of itself, not 12 per line."""
 _CACHE_SIZE = 20_000
+_CACHE_CHARS = 1_000_000
+"""The parse cache holds trees for at most this many characters of segment text in all (a
+tree takes about 60 bytes per character): each edit of a long class adds a tree of the whole
+class, and by count alone a session kept hundreds of them."""
 
 
 @dataclass(frozen=True)
@@ -46,13 +54,51 @@ class Segment:
         """0-based file line of an AST line number (1-based, relative to the segment)."""
         return self.first_line + relative - 1
 
+    def moved(self, lines: int) -> Segment:
+        """The same segment (the same tree) `lines` further down the file."""
+        repaired = tuple(line + lines for line in self.repaired_lines)
+        return Segment(self.first_line + lines, self.text, self.lines, self.body, repaired, self.error)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What parsing found besides the segments, kept so that an edit re-parses only the segments
+    around it (`source_edit`) and gets what parsing the whole text would."""
+
+    scan: Scan
+    starts: tuple[int, ...]
+    """Every line that may begin a statement (`segment_starts`)."""
+    costs: tuple[int, ...]
+    """The merge budget each segment used, in order."""
+    budget_left: int
+    """What was left of the merge budget at the end: when it ran out, a merge may have been
+    refused, and an edit parses the whole text again."""
+    firsts: frozenset[int]
+    """The ids of the segments' first statements (no two segments share nodes)."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Where a parse made from an earlier one (`source_edit.reparse`) differs from it: its
+    segments from `first` to `new_end` replaced the earlier's from `first` to `old_end`; the
+    others are the very same objects."""
+
+    previous: weakref.ref[ParsedSource]
+    first: int
+    old_end: int
+    new_end: int
+
 
 @dataclass(frozen=True)
 class ParsedSource:
     lines: tuple[str, ...]
     segments: tuple[Segment, ...]
+    text: str = ""
+    """The text parsed, with its line ends made `\\n`."""
+    layout: Layout | None = field(default=None, compare=False, repr=False)
+    edit: Edit | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @functools.cached_property
     def errors(self) -> list[tuple[int, str]]:
         """(0-based line, message) for every place the parser had to give up on."""
         found = []
@@ -85,46 +131,75 @@ class SegmentParser:
     def __init__(self, cache_size: int = _CACHE_SIZE) -> None:
         self._cache: OrderedDict[str, _ParsedText] = OrderedDict()
         self._cache_size = cache_size
+        self._cached_chars = 0
 
-    def parse(self, text: str) -> ParsedSource:
+    def parse(self, text: str, previous: ParsedSource | None = None) -> ParsedSource:
+        """The segments of `text`. Given the parse of an earlier text of the same file, only the
+        segments around what changed are parsed again (`source_edit.reparse`); the result is
+        what parsing the whole text gives."""
         text = text.removeprefix("\ufeff")
-        lines = tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-        segments: list[Segment] = []
-        starts = _segment_starts(lines, _inside_strings(text))
-        merge_budget = _MERGE_BUDGET * len(text) + 100_000
-        used: set[int] = set()
-        i = 0
-        while i < len(starts):
-            begin = starts[i]
-            end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        budget = merge_budget(text)
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if previous is not None and previous.layout is not None:
+            from shardls.analysis.source_edit import reparse
+
+            edited = reparse(self, previous, text, budget)
+            if edited is not None:
+                return edited
+        lines = tuple(text.split("\n"))
+        found, _ = scan(text)
+        starts = segment_starts(lines, found.inside(0, len(lines)))
+        if not starts or starts[0] != 0:
+            starts.insert(0, 0)
+        run = self.segments(lines, starts, 0, budget, set())
+        layout = Layout(found, tuple(starts), tuple(run.costs), budget - sum(run.costs), frozenset(run.used))
+        return ParsedSource(lines, tuple(run.segments), text, layout)
+
+    def segments(
+        self,
+        lines: tuple[str, ...],
+        starts: Sequence[int],
+        index: int,
+        budget: int,
+        used: set[int],
+        until: Callable[[int], bool] | None = None,
+    ) -> Segments:
+        """The segments from the start `starts[index]` to the end, or to the first segment that
+        begins at a start `until` accepts; `used` holds the ids of the first statements of the
+        other segments of the file, and gets theirs."""
+        run = Segments([], [], index, used)
+        while index < len(starts) and not (until is not None and until(index)):
+            begin = starts[index]
+            end = starts[index + 1] if index + 1 < len(starts) else len(lines)
             chunk = "\n".join(lines[begin:end])
             parsed = self._parse_text(chunk)
-            merges = 0
+            merges = cost = 0
             # A column-0 line inside a multi-line string or bracket splits a statement in two:
             # re-join with the following segments until it parses.
             while (
                 parsed.error is not None
                 and merges < _MAX_MERGES
-                and i + 1 + merges < len(starts)
-                and merge_budget > 0
+                and index + 1 + merges < len(starts)
+                and budget - cost > 0
             ):
                 merges += 1
-                end = starts[i + 1 + merges] if i + 1 + merges < len(starts) else len(lines)
+                end = starts[index + 1 + merges] if index + 1 + merges < len(starts) else len(lines)
                 joined_text = "\n".join(lines[begin:end])
-                merge_budget -= len(joined_text)  # charged on cache hits too: the result is the same
+                cost += len(joined_text)  # charged on cache hits too: the result is the same
                 joined = self._parse_text(joined_text, repair=False)
                 if joined.error is None:
-                    chunk, parsed = "\n".join(lines[begin:end]), joined
+                    chunk, parsed = joined_text, joined
                     break
             else:
                 merges = 0
-                end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+                end = starts[index + 1] if index + 1 < len(starts) else len(lines)
             if parsed.body and id(parsed.body[0]) in used:
                 # The same text twice in a file (`jax.set_mesh(mesh)` in two places): the cache
                 # would hand both the same nodes, and facts kept by node would merge the two.
                 parsed = _parse_with_repair(chunk, repair=merges == 0)
             used.update(id(statement) for statement in parsed.body[:1])
-            segments.append(
+            run.segments.append(
                 Segment(
                     begin,
                     chunk,
@@ -134,8 +209,11 @@ class SegmentParser:
                     parsed.error,
                 )
             )
-            i += 1 + merges
-        return ParsedSource(lines, tuple(segments))
+            run.costs.append(cost)
+            budget -= cost
+            index += 1 + merges
+        run.end = index
+        return run
 
     def _parse_text(self, chunk: str, repair: bool = True) -> _ParsedText:
         key = chunk if repair else "\0" + chunk
@@ -145,71 +223,29 @@ class SegmentParser:
             return cached
         parsed = _parse_with_repair(chunk, repair)
         self._cache[key] = parsed
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
+        self._cached_chars += len(key)
+        while len(self._cache) > self._cache_size or (
+            self._cached_chars > _CACHE_CHARS and len(self._cache) > 1
+        ):
+            dropped, _ = self._cache.popitem(last=False)
+            self._cached_chars -= len(dropped)
         return parsed
 
 
-_TOKENS = re.compile(
-    "|".join(
-        (
-            r'"""(?:\\.|[^\\])*?"""',  # triple-quoted strings, across lines
-            r"'''(?:\\.|[^\\])*?'''",
-            r'"(?:\\.|[^"\\\n])*"?',  # one-line strings, closed or not
-            r"'(?:\\.|[^'\\\n])*'?",
-            r"#[^\n]*",  # comments
-        )
-    ),
-    re.DOTALL,
-)
-"""Strings and comments, in the order Python's tokenizer meets them, so that quotes inside
-comments and `#` inside strings are read as it reads them."""
+@dataclass
+class Segments:
+    """What `SegmentParser.segments` parsed: the segments, the merge budget each used, the index
+    of the start after the last, and the ids of the first statements of the file's segments."""
+
+    segments: list[Segment]
+    costs: list[int]
+    end: int
+    used: set[int]
 
 
-def _inside_strings(text: str) -> frozenset[int]:
-    """Lines that continue a closed triple-quoted string (a long module docstring): a column-0
-    line there starts no statement. An unclosed one (being typed) is ignored, so that it does
-    not swallow the rest of the file."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    inside: set[int] = set()
-    line = position = 0
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token[:3] in ('"""', "'''") and len(token) >= 6 and "\n" in token:
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            inside.update(range(line + 1, line + token.count("\n") + 1))
-    return frozenset(inside)
-
-
-def _segment_starts(lines: tuple[str, ...], inside_strings: frozenset[int] = frozenset()) -> list[int]:
-    """Lines that may begin a top-level statement; decorators stay with what they decorate."""
-    starts: list[int] = []
-    previous_decorator = False
-    for number, line in enumerate(lines):
-        first = line[:1]
-        if (
-            not first
-            or number in inside_strings
-            or first in " \t#)]}\f"
-            or line.startswith(_CONTINUATION_STARTS)
-            and _is_keyword_start(line)
-        ):
-            continue
-        if not previous_decorator:
-            starts.append(number)
-        previous_decorator = first == "@"
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    return starts
-
-
-def _is_keyword_start(line: str) -> bool:
-    for keyword in _CONTINUATION_STARTS:
-        if line.startswith(keyword):
-            rest = line[len(keyword) : len(keyword) + 1]
-            return rest in ("", " ", ":", "\t", "(")
-    return False
+def merge_budget(text: str) -> int:
+    """How many characters merges may parse in all (see `_MERGE_BUDGET`)."""
+    return _MERGE_BUDGET * len(text) + 100_000
 
 
 def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:

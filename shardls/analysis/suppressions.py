@@ -43,9 +43,9 @@ def apply_suppressions(
     an SH401 for each suppression that silences nothing (when `complete`; `assumption` names
     what the analysis assumed, such as the default device count)."""
     used: dict[Suppression, set[str]] = {}
-    kept: list[Diagnostic] = []
+    kept: list[Diagnostic] = [] if pragmas.suppressions else list(diagnostics)
     silenced: list[Diagnostic] = []
-    for diagnostic in diagnostics:
+    for diagnostic in diagnostics if pragmas.suppressions else ():
         by = pragmas.suppression_for(diagnostic.span.line, diagnostic.code)
         if by is None:
             kept.append(diagnostic)
@@ -62,11 +62,15 @@ def apply_suppressions(
             if finding is None:
                 continue
             (silenced if _names_unused(pragmas, suppression.line) else kept).append(finding)
-    return Suppressed(tuple(sorted(kept, key=_order)), tuple(sorted(silenced, key=_order)))
+    return Suppressed(
+        tuple(sorted(kept, key=diagnostic_order)), tuple(sorted(silenced, key=diagnostic_order))
+    )
 
 
-def _order(diagnostic: Diagnostic) -> tuple[Span, str]:
-    return diagnostic.span, diagnostic.code
+def diagnostic_order(diagnostic: Diagnostic) -> tuple[int, int, int, int, str]:
+    """By span, then code: as a tuple of plain values, compared without `Span`'s methods."""
+    span = diagnostic.span
+    return span.line, span.column, span.end_line, span.end_column, diagnostic.code
 
 
 def _names_unused(pragmas: Pragmas, line: int) -> bool:

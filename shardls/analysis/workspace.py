@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ the bound documented in docs/security.md (no real model file comes close)."""
 MAX_WORKSPACE_FILES = 2_000
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
 _MODULE_CACHE = 512
+_VERSIONS = 2
 MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 """Text that may build or set a mesh: the files the search for the workspace's only mesh reads."""
 SEARCHES = {MESH_TEXT.pattern: MESH_TEXT}
@@ -99,6 +101,12 @@ class Workspace:
         self.parser = parser or SegmentParser()
         self._overlay: dict[str, str] = {}
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
+        self._latest: dict[str, ModuleInfo] = {}
+        self._versions: dict[str, list[tuple[str, str]]] = {}
+        """The keys of each file's modules in `_modules`, oldest first: an edited file keeps
+        `_VERSIONS` of them (each holds its text, lines, segments and scope)."""
+        """The module last made for each file: the next text of the file is parsed from its
+        segments (`SegmentParser.parse`), so that an edit parses only the lines around it."""
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
         self.reads: WorkspaceReads | None = None
         """When set, every read of the workspace is noted in it (see WorkspaceReads)."""
@@ -214,11 +222,27 @@ class Workspace:
         cached = self._modules.get(key)
         if cached is not None:
             self._modules.move_to_end(key)
+            self._latest[key[0]] = cached  # an undo's text: the next edit starts from it
+            versions = self._versions[key[0]]
+            versions.remove(key)
+            versions.append(key)
             return cached
-        module = ModuleInfo(path, name or self.module_name(path), self.parser.parse(text))
+        previous = self._latest.get(key[0])
+        source = self.parser.parse(text, previous.source if previous is not None else None)
+        module = ModuleInfo(
+            path, name or self.module_name(path), source, None if previous is None else weakref.ref(previous)
+        )
         self._modules[key] = module
+        self._latest[key[0]] = module
+        versions = self._versions.setdefault(key[0], [])
+        versions.append(key)
+        while len(versions) > _VERSIONS:
+            self._modules.pop(versions.pop(0), None)
         while len(self._modules) > _MODULE_CACHE:
-            self._modules.popitem(last=False)
+            evicted, dropped = self._modules.popitem(last=False)
+            self._versions[evicted[0]].remove(evicted)
+            if self._latest.get(evicted[0]) is dropped:
+                del self._latest[evicted[0]]
         return module
 
     # -- imports ----------------------------------------------------------------------------

@@ -18,6 +18,7 @@ next session's first publish of the same file takes them from there (`Analyses.s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import logging
 import time
@@ -234,7 +235,10 @@ class Analyses:
             self._executor.submit(
                 store.save, key, workspace, reads, analysis.diagnostics, analysis.device_count
             )
-        analysis.index_lines()
+        # After this job, so that the diagnostics go out first: a hover asking before it ran
+        # builds the lookups itself. (The executor refuses it once the session is shutting down.)
+        with contextlib.suppress(RuntimeError):
+            self._executor.submit(analysis.index_lines)
         return Result(unit, analysis)
 
     def _progress(self, unit: Unit, loop: asyncio.AbstractEventLoop) -> Progress | None:

@@ -15,6 +15,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
+from shardls.analysis.text_diff import line_edit
 from shardls.files import source_lines
 from shardls.notebook import join_cells
 
@@ -41,12 +42,14 @@ class Unit:
     version: object
     """Changes whenever the text of any part changes."""
     parts: tuple[Part, ...]
-    lines: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    """The text's lines (`source_lines`): computed when not given."""
     _starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """Each part's first line, for `part_at` (asked for every diagnostic of every publish)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lines", source_lines(self.text))
+        if not self.lines:
+            object.__setattr__(self, "lines", source_lines(self.text))
         object.__setattr__(self, "_starts", tuple(part.first_line for part in self.parts))
 
     @property
@@ -77,8 +80,12 @@ def unit_for(workspace: Workspace, uri: str) -> Unit | None:
     cached = _FILE_UNITS.get(document)
     if cached is not None and cached.text is source and cached.version == version:
         return cached
-    lines = source_lines(source)
-    unit = Unit(document.uri, document.path, source, version, (Part(document.uri, 0, len(lines), version),))
+    if cached is not None and "\r" not in source and "\r" not in cached.text:
+        lines = line_edit(cached.text, cached.lines, source).lines  # the lines the edit left are kept
+    else:
+        lines = source_lines(source)
+    part = Part(document.uri, 0, len(lines), version)
+    unit = Unit(document.uri, document.path, source, version, (part,), lines)
     _FILE_UNITS[document] = unit
     return unit
 
@@ -86,7 +93,8 @@ def unit_for(workspace: Workspace, uri: str) -> Unit | None:
 _FILE_UNITS: weakref.WeakKeyDictionary[TextDocument, Unit] = weakref.WeakKeyDictionary()
 """The unit of each open file's current text: every request asks for it, and splitting a
 20k-line text into lines (twice) took 4 ms, most of a hover's time. Kept while the document
-object lives; reused while its text is the same object and its version the same."""
+object lives; reused while its text is the same object and its version the same, and the next
+version's lines are made from it, splitting only the lines an edit touched."""
 
 
 def open_units(workspace: Workspace) -> list[Unit]:

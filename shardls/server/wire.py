@@ -1,15 +1,21 @@
-"""Diagnostics as the JSON objects sent for them, made once per diagnostic and reused.
+"""Diagnostics as the JSON text sent for them, made once per diagnostic and reused.
 
-pygls sends a notification by converting its lsprotocol objects to JSON with cattrs, every
-time; a file's diagnostics are published again after every edit, and almost all of them are the
-very objects the analysis kept from before (its per-segment cache). So each diagnostic is
-converted once (to lsprotocol, then by pygls's own converter, so the JSON is what pygls would
-send) and the plain object is reused while the diagnostic and the lines its positions are
-computed from are the same; the notification is written as plain JSON.
+pygls sends a notification by converting its lsprotocol objects to JSON with cattrs and then
+writing the whole message with `json.dumps`, every time; a file's diagnostics are published
+again after every edit, and almost all of them are the very objects the analysis kept from
+before (its per-segment cache). So each diagnostic is converted once (to lsprotocol, then by
+pygls's own converter, so the JSON is what pygls would send) and written to JSON text once, and
+that text is reused while the diagnostic and the lines its positions are computed from are the
+same; the notification is joined from those texts (writing 1,270 diagnostics with `json.dumps`
+took longer than analysing the edit).
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +25,8 @@ from pygls.protocol import LanguageServerProtocol
 from shardls.analysis.facts import Diagnostic, Span
 from shardls.server.units import Unit
 from shardls.server.view import same_file
+
+logger = logging.getLogger("shardls.server")
 
 Json = Any
 """What `json` writes: dicts, lists, strings, numbers, None."""
@@ -49,38 +57,52 @@ def _line(lines: Sequence[str], number: int) -> str | None:
 
 
 class Serialised:
-    """The JSON objects of one unit's diagnostics at its last publish, by diagnostic."""
+    """The JSON text of one unit's diagnostics at its last publish, by diagnostic."""
 
     def __init__(self) -> None:
-        self._made: dict[int, tuple[Diagnostic, _Placement, Json]] = {}
+        self._made: dict[int, tuple[Diagnostic, _Placement, str]] = {}
 
-    def objects(
+    def texts(
         self, unit: Unit, diagnostics: Sequence[Diagnostic], convert: Callable[[Diagnostic], Json]
-    ) -> list[Json]:
-        """The JSON of each diagnostic, reusing last time's where nothing it rests on changed;
-        only these are kept (the entries hold their diagnostics, so no id is reused meanwhile)."""
-        made: dict[int, tuple[Diagnostic, _Placement, Json]] = {}
+    ) -> list[str]:
+        """The JSON text of each diagnostic, reusing last time's where nothing it rests on
+        changed; only these are kept (the entries hold their diagnostics, so no id is reused
+        meanwhile)."""
+        made: dict[int, tuple[Diagnostic, _Placement, str]] = {}
         found = []
         for diagnostic in diagnostics:
             where = placement(unit, diagnostic)
             before = self._made.get(id(diagnostic))
             if before is not None and before[0] is diagnostic and where is not None and before[1] == where:
-                data = before[2]
+                text = before[2]
             else:
-                data = convert(diagnostic)
-            made[id(diagnostic)] = (diagnostic, where, data)
-            found.append(data)
+                text = json.dumps(convert(diagnostic))
+            made[id(diagnostic)] = (diagnostic, where, text)
+            found.append(text)
         self._made = made
         return found
 
 
-def publish(protocol: LanguageServerProtocol, uri: str, diagnostics: list[Json], version: int | None) -> None:
-    """textDocument/publishDiagnostics with diagnostics already in JSON, sent without cattrs."""
-    params: dict[str, Json] = {"uri": uri, "diagnostics": diagnostics}
-    if version is not None:
-        params["version"] = version
-    message = {"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, "params": params}
-    protocol._send_data(message)
+def publish(protocol: LanguageServerProtocol, uri: str, diagnostics: list[str], version: int | None) -> None:
+    """textDocument/publishDiagnostics with each diagnostic already in JSON text: the message is
+    joined from them and framed as pygls frames it (`_send_data`), without cattrs or `json`."""
+    if protocol.writer is None:
+        return
+    version_text = "" if version is None else f', "version": {json.dumps(version)}'
+    body = (
+        f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", '
+        f'"params": {{"uri": {json.dumps(uri)}, "diagnostics": [{", ".join(diagnostics)}]{version_text}}}}}'
+    )
+    data = body
+    if protocol._include_headers:
+        data = f"Content-Length: {len(body)}\r\nContent-Type: {protocol.CONTENT_TYPE}; charset={protocol.CHARSET}\r\n\r\n{body}"
+    try:
+        written = protocol.writer.write(data.encode(protocol.CHARSET))
+    except BrokenPipeError:
+        logger.error("Connection with the client lost: the diagnostics of %s were not sent", uri)
+        return
+    if inspect.isawaitable(written):
+        asyncio.ensure_future(written)
 
 
 def to_json(protocol: LanguageServerProtocol, value: object) -> Json:

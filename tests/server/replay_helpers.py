@@ -12,6 +12,7 @@ from lsp_helpers import HANG, RecordingClient, initialize, open_file, published,
 from lsprotocol import types
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.workspace import Workspace
 from shardls.memory.diagnostics import memory_diagnostics
 from shardls.server.settings import SettingsStore
@@ -53,12 +54,17 @@ def as_sent(diagnostics: list[types.Diagnostic]) -> Published:
     )
 
 
-def fresh(root: Path, path: Path, text: str) -> Published:
-    """What a new analyzer, with no cache of any kind, finds in `text` (the sources are ASCII,
-    so columns are the same in every encoding)."""
+def fresh_analysis(root: Path, path: Path, text: str) -> FileAnalysis:
+    """What a new analyzer, with no cache of any kind, finds in `text`."""
     analyzer = Analyzer(Workspace([root]), producers=(memory_diagnostics,))
     settings = SettingsStore(lambda message: None).for_path(str(path))
-    analysis = analyzer.analyze(str(path), text, settings)
+    return analyzer.analyze(str(path), text, settings)
+
+
+def fresh(root: Path, path: Path, text: str) -> Published:
+    """The diagnostics of `fresh_analysis` as published (the sources are ASCII, so columns are
+    the same in every encoding)."""
+    analysis = fresh_analysis(root, path, text)
     return sorted(
         (
             d.span.line,

@@ -5,13 +5,13 @@ arguments), traced or not as their decorators say."""
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.jit_types import decorated_call
@@ -265,7 +265,7 @@ def bind_arguments(
     return without_types(locals_) if under_auto_axes(info.node) else locals_
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def statement_guards(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
 ) -> dict[int, tuple[tuple[ast.If, bool], ...]]:

@@ -219,7 +219,8 @@ def _reading(evaluator: Evaluator, key: tuple[str, int, int]) -> Iterator[None]:
         yield
     finally:
         evaluator.reads = outer
-        evaluator.memos.reads[key] = inner
+        if inner.names or inner.modules or inner.callees:
+            evaluator.memos.reads[key] = inner
         if outer is not None:
             outer.add(inner)
 

@@ -5,7 +5,6 @@ bounded, and a result keeps the assumptions behind its operands."""
 from __future__ import annotations
 
 import ast
-import functools
 import operator
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.shapes import array_operation
 from shardls.analysis.sharded.operations import typed_binop
 from shardls.analysis.values import (
@@ -323,7 +323,7 @@ def _binop_symbol(op: type[ast.operator], left: Value, right: Value) -> str | No
     return f"{a}{sign}{b}" if a is not None and b is not None else None
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def _expression_text(node: ast.AST) -> str:
     """How provenance names a computed value (cached per node: a loop or a comprehension
     computes the same expression thousands of times, and `ast.unparse` is costly)."""

@@ -11,11 +11,11 @@ Anything unread (an axis name from a variable, `axis_index_groups=`) means no ty
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.sharded.propagate import apply, typed, untyped, with_type
 from shardls.analysis.sharded.registry import calls, flag_argument
 from shardls.analysis.values import (
@@ -193,7 +193,7 @@ def _decorator_arguments(evaluator: Evaluator, func: FunctionV) -> dict[str, Val
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def _mentions_shard_map(decorator: ast.Call) -> bool:
     """Whether a decorator call names shard_map (`@jax.shard_map(...)`, `@partial(shard_map,
     ...)`): decided once per decorator, since every call of a decorated function asks."""

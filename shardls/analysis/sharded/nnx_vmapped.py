@@ -19,11 +19,11 @@ must never be evaluated on the caller's whole arrays.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.sharded.propagate import typed
 from shardls.analysis.sharded.vmapped import VMAP, Run, Where, body_arguments, mapped_result
 from shardls.analysis.values import Const, FunctionV, Ref, Seq, Unknown, Value
@@ -199,7 +199,7 @@ def _first_vmap(evaluator: Evaluator, info: FunctionInfo, defined: Frame) -> Vma
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def _written(decorator: ast.expr) -> str:
     """A decorator's text, unparsed once per decorator, since every call of a decorated function
     asks what its decorators name."""

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import ast
 import bisect
-import functools
 import re
-import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
 
@@ -275,42 +273,48 @@ class TypingPass:
         return segments[index] if index >= 0 else None
 
 
-def merge_types(sites: list[Site]) -> list[Site]:
+def merge_types(sites: Sequence[Site], placed: Sequence[Site]) -> list[Site]:
     """Each typed array once, and where a recognizer has a site for the same array (a placement,
     an `out_sharding=` result), its type folded into that site. A placement no recognizer saw
-    (an array made without a sharding, replicated on the context mesh) is for hovers only. A segment reports the types it
-    evaluated, also of statements elsewhere in the file whose values it reused, so this runs on
-    the whole file's sites."""
+    (an array made without a sharding, replicated on the context mesh) is for hovers only. A
+    segment reports the types it evaluated, also of statements elsewhere in the file whose values
+    it reused, so this runs on the whole file's sites. `placed`: each site as `placed_type` gives
+    it, kept with each segment's result (typing every placement of a 20k-line file again was a
+    fifth of an edit's analysis); a site nothing folds into is that."""
+    typed = [i for i, site in enumerate(sites) if site.kind in _TYPED and site.jax_type is not None]
+    if not typed:
+        return list(placed)
+    lines = {sites[i].span.line for i in typed}
     recognized: dict[tuple[object, ...], int] = {}
     for index, site in enumerate(sites):
-        if site.kind not in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME):
+        if site.span.line in lines and site.kind not in _TYPED:
             recognized.setdefault((site.span, site.shape), index)
-    merged = list(sites)
+    folded: dict[int, Site] = {}
     dropped: set[int] = set()
     seen: set[tuple[object, ...]] = set()
-    for index, site in enumerate(sites):
-        if site.jax_type is None or site.kind not in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME):
-            continue
+    for index in typed:
+        site = sites[index]
         key = (site.kind, site.span, site.jax_type, site.name)
         at = recognized.get((site.span, site.shape))
         if key in seen or at is not None:
             dropped.add(index)
         seen.add(key)
-        if at is not None and merged[at].jax_type is None:
-            merged[at] = replace(
-                merged[at],
+        if at is not None and folded.get(at, sites[at]).jax_type is None:
+            folded[at] = replace(
+                sites[at],
                 jax_type=site.jax_type,
                 type_sources=site.type_sources,
                 compiler_chosen=site.compiler_chosen,
                 movement=site.movement,
             )
-    return [_placed_type(site) for index, site in enumerate(merged) if index not in dropped]
+    return [folded.get(i, placed[i]) for i in range(len(sites)) if i not in dropped]
 
 
+_TYPED = frozenset({SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME})
 _PLACEMENTS = frozenset({SiteKind.DEVICE_PUT, SiteKind.RESHARD, SiteKind.CREATION})
 
 
-def _placed_type(site: Site) -> Site:
+def placed_type(site: Site) -> Site:
     """A placement on a mesh with Explicit axes that no evaluation typed (its array is read by no
     typed statement): its type is its layout's, with no evaluation needed."""
     layout, mesh = site.layout, site.mesh
@@ -318,31 +322,15 @@ def _placed_type(site: Site) -> Site:
         return site
     if mesh.fallback or not layout.is_valid or not has_explicit_axis(mesh.mesh) or site.symbolic_dims:
         return site
-    kept = _PLACED.get(id(site))
-    if kept is not None and kept[0]() is site:
-        return kept[1]
     typed = type_of_layout(layout)
     here = f"{site.kind.value} at line {site.span.line + 1}"
     axes = dict.fromkeys(a for dim in typed.spec for a in dim)
-    placed = replace(
+    return replace(
         site,
         jax_type=typed.jax_type,
         type_sources=tuple(f"{axis}: {here}" for axis in axes),
         compiler_chosen=typed.compiler_chosen_axes,
     )
-    _PLACED[id(site)] = (weakref.ref(site, functools.partial(_forget, id(site))), placed)
-    return placed
-
-
-_PLACED: dict[int, tuple[weakref.ref[Site], Site]] = {}
-"""`_placed_type`'s typed sites, by the site, kept while the site lives: most sites of an
-analysis are the very objects of the analysis before (its per-segment cache), and typing their
-layouts again took most of `merge_types`'s time (a fifth of re-analysing a 20k-line file after
-an edit)."""
-
-
-def _forget(key: int, _: object) -> None:
-    _PLACED.pop(key, None)
 
 
 def _assigned_names(body: Iterable[ast.stmt]) -> dict[int, str]:

@@ -8,6 +8,7 @@ import ast
 import functools
 import re
 
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import Segment
 
@@ -18,7 +19,7 @@ def called_name(call: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
 
 
-@functools.lru_cache(maxsize=16_384)
+@per_node
 def calls_in(expression: ast.AST) -> tuple[tuple[ast.Call, ast.Call | None], ...]:
     """The calls an expression makes where it is written, each with the call it is an argument
     of, in the order they are visited (found once per node: a function's body is walked again
@@ -89,15 +90,18 @@ def target_name(stmt: ast.stmt) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
 def first_arguments(module: ModuleInfo, callee: str) -> frozenset[str]:
     """The names a module passes as first argument to calls of `callee` (`jax.jit(step)`,
     `nnx.vmap(create_block)`): one scan of the text per module and callee, not one per function
     the walker asks about (thousands in a long test class)."""
-    pattern = re.compile(rf"\b{re.escape(callee)}\s*\(\s*([A-Za-z_]\w*)")
-    segments = module.source.segments
-    return frozenset(
-        match.group(1)
-        for i in module.call_index.get(callee, ())
-        for match in pattern.finditer(segments[i].text)
-    )
+    key = ("first arguments", callee)
+    found = module.searches.get(key)
+    if found is None:
+        pattern = re.compile(rf"\b{re.escape(callee)}\s*\(\s*([A-Za-z_]\w*)")
+        segments = module.source.segments
+        found = module.searches[key] = frozenset(
+            match.group(1)
+            for i in module.call_index.get(callee, ())
+            for match in pattern.finditer(segments[i].text)
+        )
+    return found

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame
-from shardls.analysis.scopes import FunctionInfo, ModuleInfo
+from shardls.analysis.scopes import Binding, FunctionInfo, ModuleInfo
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ClassV, FunctionV, MeshV, Ref, Value, options
 from shardls.analysis.walking.call_syntax import called_name
@@ -64,11 +64,13 @@ class ModuleMeshes:
                 for stmt in segment.body:
                     names.update(_setters_defined(stmt))
         scope = self.module.scope
-        for name, bindings in scope.bindings.items():
-            if name in self.module.call_index and any(b.kind == "importfrom" for b in bindings):
-                value = self.evaluator.bindings_value(tuple(bindings), scope, None)
-                if any(_defines_setter(option) for option in options(value)):
-                    names.add(name)
+        # The imported names the module calls, in the order of their first bindings (the order
+        # of `scope.bindings`), found without a pass over every name of the module.
+        called = self.module.module_scope.imported & self.module.call_index.keys()
+        for name in sorted(called, key=lambda n: _first_bound(scope.bindings[n][0])):
+            value = self.evaluator.bindings_value(tuple(scope.bindings[name]), scope, None)
+            if any(_defines_setter(option) for option in options(value)):
+                names.add(name)
         return frozenset(names)
 
     def set_by(self, stmt: ast.stmt, frame: Frame) -> MeshContext | None:
@@ -149,6 +151,12 @@ class ModuleMeshes:
 
 _CONSTRUCTORS = ("__init__", "__post_init__")
 """The methods a class runs when it is called."""
+
+
+def _first_bound(binding: Binding) -> tuple[int, int, int]:
+    """Where a binding comes in a scope's pass: its statement, then its place in the statement (an
+    imported name among those of one `from ... import`)."""
+    return binding.order, getattr(binding.node, "lineno", 0), getattr(binding.node, "col_offset", 0)
 
 
 def _setters_defined(stmt: ast.stmt) -> list[str]:

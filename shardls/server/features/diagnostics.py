@@ -22,7 +22,7 @@ from shardls.core import Severity
 from shardls.server.analyses import Result
 from shardls.server.guard import background, handler
 from shardls.server.view import View
-from shardls.server.wire import Json, Serialised, publish, to_json
+from shardls.server.wire import Serialised, publish, to_json
 
 if TYPE_CHECKING:
     from shardls.server.server import ShardServer
@@ -89,8 +89,8 @@ def register(server: ShardServer) -> None:
 class _Publisher:
     def __init__(self, server: ShardServer) -> None:
         self.server = server
-        self.published: dict[str, list[Json]] = {}
-        """Per document, the diagnostics last published (as sent)."""
+        self.published: dict[str, list[str]] = {}
+        """Per document, the diagnostics last published (their JSON text, as sent)."""
         self.documents: dict[str, tuple[str, ...]] = {}
         """Per unit, the documents (cells) last published, to clear those that went away."""
         self.serialised: dict[str, Serialised] = {}
@@ -168,10 +168,10 @@ class _Publisher:
         protocol = self.server.protocol
         diagnostics = view.analysis.diagnostics
         serialised = self.serialised.setdefault(unit.uri, Serialised())
-        objects = serialised.objects(unit, diagnostics, lambda d: to_json(protocol, lsp_diagnostic(view, d)))
-        by_document: dict[str, list[Json]] = {part.uri: [] for part in unit.parts}
-        for diagnostic, data in zip(diagnostics, objects, strict=True):
-            by_document[unit.part_at(diagnostic.span.line).uri].append(data)
+        texts = serialised.texts(unit, diagnostics, lambda d: to_json(protocol, lsp_diagnostic(view, d)))
+        by_document: dict[str, list[str]] = {part.uri: [] for part in unit.parts}
+        for diagnostic, text in zip(diagnostics, texts, strict=True):
+            by_document[unit.part_at(diagnostic.span.line).uri].append(text)
         for gone in set(self.documents.get(unit.uri, ())) - set(by_document):
             by_document[gone] = []
         self.documents[unit.uri] = tuple(part.uri for part in unit.parts)

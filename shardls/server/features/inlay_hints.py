@@ -15,6 +15,7 @@ from shardls.analysis.facts import Site, SiteKind, Span
 from shardls.render.inlay import shard_label
 from shardls.render.site_text import layout_summary
 from shardls.server.guard import background, handler
+from shardls.server.view import View
 
 if TYPE_CHECKING:
     from shardls.server.server import ShardServer
@@ -32,27 +33,30 @@ def register(server: ShardServer) -> None:
         view = await server.view(params.text_document.uri)
         if view is None:
             return []
-        wanted = view.unit_range(params.range)
-        by_place: dict[Span, list[Site]] = defaultdict(list)
-        typed = server.settings.editor.type_inlay_hints
-        for site in view.analysis.sites:
-            if (
-                (typed or site.kind is not SiteKind.ARRAY_TYPE)
-                and view.in_this_file(site.path)
-                and wanted.line <= site.span.end_line <= wanted.end_line
-            ):
-                by_place[site.span].append(site)
-        hints = []
-        for span, sites in by_place.items():
-            label, place = shard_label(sites), view.range(span)
-            if label is not None and place is not None:
-                tooltip = "\n".join(layout_summary(site) for site in sites)
-                hints.append(
-                    types.InlayHint(
-                        place.end, label, types.InlayHintKind.Type, tooltip=tooltip, padding_left=True
-                    )
+        return hints_in(view, view.unit_range(params.range), server.settings.editor.type_inlay_hints)
+
+
+def hints_in(view: View, wanted: Span, typed: bool) -> list[types.InlayHint]:
+    """The hints of the sites that end in `wanted` (of intermediate typed arrays too: `typed`)."""
+    by_place: dict[Span, list[Site]] = defaultdict(list)
+    for site in view.analysis.sites:
+        if (
+            (typed or site.kind is not SiteKind.ARRAY_TYPE)
+            and view.in_this_file(site.path)
+            and wanted.line <= site.span.end_line <= wanted.end_line
+        ):
+            by_place[site.span].append(site)
+    hints = []
+    for span, sites in by_place.items():
+        label, place = shard_label(sites), view.range(span)
+        if label is not None and place is not None:
+            tooltip = "\n".join(layout_summary(site) for site in sites)
+            hints.append(
+                types.InlayHint(
+                    place.end, label, types.InlayHintKind.Type, tooltip=tooltip, padding_left=True
                 )
-        return hints
+            )
+    return hints
 
 
 def _refresh(server: ShardServer) -> None:
