@@ -171,7 +171,8 @@ class SiteBuilder:
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
                 certain = problem.code in _MESH_STRUCTURE_CODES
-                self.report(span, problem, assumed=() if certain else count_assumed)
+                own = _own_assumptions(problem)
+                self.report(span, problem, assumed=own if certain else (*own, *count_assumed))
         return fact
 
     def select_mesh(
@@ -461,6 +462,13 @@ def _guessed(fact: MeshFact, why: str) -> MeshFact:
 
 _MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
 """Mesh problems that hold whatever the sizes and the device count are."""
+
+
+def _own_assumptions(problem: Problem) -> tuple[str, ...]:
+    """What a mesh constructor's problem rests on itself (a `-1` read from a flag's default)."""
+    found = problem.data.get("assumptions")
+    return tuple(str(a) for a in found) if isinstance(found, tuple | list) else ()
+
 
 _HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
 _HOW_TO_STATE_GLOBAL_SHAPE = "pass `global_shape=` to state the whole array's shape"

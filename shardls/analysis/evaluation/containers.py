@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import bind_target, truthiness
+from shardls.analysis.evaluation.operators import assuming
 from shardls.analysis.sharded.operations import typed_subscript
 from shardls.analysis.values import Const, DictV, Seq, SetV, SliceV, Unknown, Value, as_int
 
@@ -104,7 +105,7 @@ def _slice(
     if isinstance(base, Seq):
         return Seq(base.items[window], base.is_list)
     if isinstance(base, Const) and isinstance(base.value, str | bytes):
-        return Const(base.value[window])
+        return assuming(Const(base.value[window], origin=base.origin), base)
     return evaluator.library.subscript(evaluator, base, window, frame) or Unknown("slice of unknown value")
 
 
@@ -120,7 +121,7 @@ def subscript(evaluator: Evaluator, base: Value, index: Value, node: ast.AST, fr
         return Unknown("index out of range")
     if isinstance(base, Const) and isinstance(base.value, str) and position is not None:
         try:
-            return Const(base.value[position])
+            return assuming(Const(base.value[position], origin=base.origin), base, index)
         except IndexError:
             return Unknown("index out of range")
     library = evaluator.library.subscript(evaluator, base, index, frame)

@@ -168,12 +168,9 @@ def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Valu
         right = evaluator.eval(comparator, frame)
         operands.append(right)
         if isinstance(op, (ast.In, ast.NotIn)):
-            if not isinstance(right, (Seq, SetV, DictV)) or not isinstance(left, Const):
+            found = _contains(right, left)
+            if found is None:
                 return Unknown("membership unknown")
-            members = right.keys if isinstance(right, DictV) else right.items
-            if not all(isinstance(m, Const) for m in members):
-                return Unknown("membership unknown")
-            found = any(left.value == m.value for m in members)  # type: ignore[attr-defined]
             outcome = found if isinstance(op, ast.In) else not found
         elif isinstance(left, Const) and isinstance(right, Const):
             try:
@@ -188,6 +185,21 @@ def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Valu
             return assuming(Const(False), *operands)
         left = right
     return assuming(Const(True), *operands)
+
+
+def _contains(container: Value, item: Value) -> bool | None:
+    """`item in container` for a known item and container (a substring of a string: `':' in
+    mesh_spec`); None when either is not known."""
+    if not isinstance(item, Const):
+        return None
+    if isinstance(container, Const) and isinstance(container.value, str):
+        return item.value in container.value if isinstance(item.value, str) else None
+    if not isinstance(container, (Seq, SetV, DictV)):
+        return None
+    members = container.keys if isinstance(container, DictV) else container.items
+    if not all(isinstance(m, Const) for m in members):
+        return None
+    return any(item.value == m.value for m in members)  # type: ignore[attr-defined]
 
 
 def _array_comparison(evaluator: Evaluator, node: ast.Compare, left: Value, frame: Frame) -> Value | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 
+from shardls.analysis.evaluation.operators import assuming
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import calls, methods
@@ -85,7 +86,7 @@ def _convert(call: CallArgs) -> Value | None:
         return Unknown(f"{name}() of an invalid value")
     if name == "str" and isinstance(value.value, str):
         return value
-    return _bounded(call, result)
+    return assuming(_bounded(call, result), value)
 
 
 @calls("builtins.min", "builtins.max", "builtins.sum", "math.prod", "numpy.prod")
@@ -322,22 +323,39 @@ def _dict_views(library: Library, method: BoundMethod, call: CallArgs) -> Value 
     return Seq(tuple(Seq((k, v)) for k, v in zip(base.keys, base.values)))
 
 
-@methods(Const, "split", "strip", "lower", "upper", "format", "join", "replace")
+_SPLITTERS = frozenset({"split", "rsplit", "partition", "rpartition"})
+_STRING_RESULTS = frozenset(
+    {"strip", "lstrip", "rstrip", "lower", "upper", "replace", "removeprefix", "removesuffix"}
+)
+_STRING_TESTS = frozenset({"startswith", "endswith", "isdigit", "isnumeric"})
+
+
+@methods(Const, *_SPLITTERS, *_STRING_RESULTS, *_STRING_TESTS, "format", "join")
 def _str_methods(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """The string methods that parse a mesh or size given as text (`'1,-1,1'`, `'dp:2,mp:4'`):
+    each part keeps the assumption behind the text (a flag's default stays a default)."""
     text = as_str(method.base)
     if text is None:
         return None
-    if method.name == "split":
-        given = call.get(0, "sep")
-        separator = as_str(given) if given is not None else None
-        return Seq(tuple(Const(part) for part in text.split(separator)), is_list=True)
-    if method.name in ("strip", "lower", "upper"):
-        return Const(getattr(text, method.name)())
     if method.name == "join":
         items = _items(call.get(0))
         if items is None or not all(isinstance(i, Const) and isinstance(i.value, str) for i in items):
             return None
-        return call.evaluator.bounded(
-            text.join(str(i.value) for i in items if isinstance(i, Const)), call.node, call.frame
-        )
-    return None
+        joined = text.join(str(i.value) for i in items if isinstance(i, Const))
+        return assuming(call.evaluator.bounded(joined, call.node, call.frame), method.base, *items)
+    if method.name == "format":
+        return None
+    if not all(isinstance(a, Const) for a in (*call.args, *call.kwargs.values())):
+        return None
+    args = [a.value for a in call.args if isinstance(a, Const)]
+    kwargs = {k: a.value for k, a in call.kwargs.items() if isinstance(a, Const)}
+    try:
+        result = getattr(text, method.name)(*args, **kwargs)
+    except Exception:
+        return Unknown(f"str.{method.name}() of invalid arguments")
+    if isinstance(result, list | tuple):
+        if len(result) > call.evaluator.limits.collection:
+            return Unknown("collection too large")
+        parts = tuple(assuming(_bounded(call, part), method.base) for part in result)
+        return Seq(parts, is_list=isinstance(result, list))
+    return assuming(_bounded(call, result), method.base)

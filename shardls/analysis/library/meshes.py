@@ -183,10 +183,17 @@ def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: b
         if assumption is not None:
             assumptions.append(assumption)
         size = as_int(item)
+        # A size read from a flag's or config's default is what this run would get, not a fact.
+        rests_on = {"assumptions": (assumption,)} if assumption is not None else {}
         if isinstance(item, Const) and isinstance(item.value, float):
             size = int(item.value)
             problems.append(
-                Problem("SH103", Severity.ERROR, f"{where} truncates the float size {item.value} to {size}")
+                Problem(
+                    "SH103",
+                    Severity.ERROR,
+                    f"{where} truncates the float size {item.value} to {size}",
+                    rests_on,
+                )
             )
         if size == FILL and not fills:
             problems.append(
@@ -195,6 +202,7 @@ def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: b
                     Severity.ERROR,
                     f"{where} does not fill a -1 size (only numpy's reshape does); "
                     "give the size, e.g. from jax.device_count()",
+                    rests_on,
                 )
             )
         if size is None:
