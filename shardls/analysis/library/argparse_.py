@@ -10,12 +10,12 @@ import ast
 
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.overridable import overridable
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.values import (
     BoundMethod,
     Const,
     NamespaceV,
-    Origin,
     ParserV,
     Seq,
     Unknown,
@@ -105,15 +105,11 @@ def _argument(call: CallArgs, node: ast.Call, frame: Frame) -> tuple[str, Value]
         and value.value.lstrip("-").isdigit()
     ):
         value = Const(int(value.value))
-    if isinstance(value, Const):
-        flag = next((f for f in flags if f), dest)
-        value = Const(
-            value.value,
-            origin=Origin(
-                f"argparse default of {flag} (overridable)",
-                frame.module.path,
-                frame.line_of(default_node),
-                assumption=f"the default of {flag} (a run may pass another value)",
-            ),
-        )
-    return dest, value
+    flag = next((f for f in flags if f), dest)
+    return dest, overridable(
+        value,
+        f"argparse default of {flag} (overridable)",
+        f"the default of {flag} (a run may pass another value)",
+        frame.module.path,
+        frame.line_of(default_node),
+    )

@@ -77,6 +77,7 @@ def tables() -> tuple[
         arrays,
         builtins_,
         collectives,
+        command_flags,
         differentiation,
         dtype_info,
         linen,
