@@ -313,11 +313,20 @@ class ScopeBuilder:
     ) -> None:
         if isinstance(target, ast.Name):
             self.bind(Binding(target.id, kind, stmt, value, segment, order, path))
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        elif isinstance(target, ast.Attribute) and dotted_name(target.value):
             # `cls.config = Config.big()` then `Model(cls.config)`: read back as the name
-            # `cls.config` (see `Evaluator.assigned_attribute`).
+            # `cls.config` (see `Evaluator.assigned_attribute`); `config.model.heads = 8` in a
+            # `get_config()` as `config.model.heads` (see `library/config_dict.py`).
             self.bind(
-                Binding(attribute_key(target.value.id, target.attr), kind, stmt, value, segment, order, path)
+                Binding(
+                    attribute_key(dotted_name(target.value), target.attr),
+                    kind,
+                    stmt,
+                    value,
+                    segment,
+                    order,
+                    path,
+                )
             )
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.bind(Binding(target.value.id, "setitem", stmt, value, segment, order, path, target=target))

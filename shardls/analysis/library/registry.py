@@ -78,6 +78,7 @@ def tables() -> tuple[
         builtins_,
         collectives,
         command_flags,
+        config_dict,
         differentiation,
         dtype_info,
         linen,
