@@ -98,6 +98,7 @@ _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (
     ("jax.experimental.pjit.", "jax.sharding."),
     ("jax._src.partition_spec.", "jax.sharding."),
     ("jax._src.mesh.", "jax.sharding."),
+    ("ml_collections.config_dict.config_dict.", "ml_collections.config_dict."),
     ("np.", "numpy."),
     ("jnp.", "jax.numpy."),
 )
