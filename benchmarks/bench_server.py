@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import io
 import itertools
 import json
 import os
@@ -50,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+import tokenize
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -327,6 +329,10 @@ class Round:
     first_hover: float | None
     hover_with_open: float | None
     change_to_diagnostics: float
+    changes_to_diagnostics: list[float]
+    """More edits after the first, undoing and redoing it in turn (each waits for its publish)."""
+    change_cpu: float | None
+    """The server's CPU time per edit over those (None: no extra edits)."""
     hovers_after_edit: list[float]
     warm_open_to_diagnostics: float
     peak_rss: int
@@ -362,20 +368,58 @@ def first_hover_position(text: str) -> tuple[int, int]:
     where a cost that grows with the distance from the start of the file would not show."""
     spots = sorted(set(_group_starts(text)))
     middle = text.count("\n") // 2
-    return min(spots, key=lambda spot: (abs(spot[0] - middle), spot))
+    return min(spots, key=lambda spot: (abs(spot[0] - middle), spot), default=(middle, 0))
 
 
-def one_line_edit(text: str) -> tuple[int, int, int, str]:
-    """An edit in the middle of the file that makes one untagged device_put indivisible
-    (128 rows → 129 over `data`=2): (line, start, end, new text) of the replaced characters."""
+@dataclass(frozen=True)
+class Edit:
+    """The measured one-line edit: characters `start` to `end` of `line` become `new`; the second
+    edit (followed by hovers) makes those `new` characters `then`."""
+
+    line: int
+    start: int
+    end: int
+    new: str
+    then: str
+
+
+SUPPRESSION = "  # shardls: ignore[SH001]"
+"""What the edit of a real file appends to a line: a suppression that silences nothing, so the
+diagnostics change (an SH401 appears) wherever the line is."""
+
+
+def one_line_edit(text: str) -> Edit:
+    """An edit in the middle of the file. In a generated file, one untagged device_put becomes
+    indivisible (128 rows → 129 over `data`=2, a new SH001); in another file, the end of the
+    logical line nearest the middle gets an unused suppression comment (a new SH401)."""
     lines = text.split("\n")
     middle = len(lines) // 2
     for number in itertools.chain(range(middle, len(lines)), range(middle)):
         line = lines[number]
         if "device_put(jnp.zeros((128," in line and "expect:" not in line:
             start = line.index("(128,") + 1
-            return number, start, start + 3, "129"
-    raise ValueError("no untagged device_put line to edit")
+            return Edit(number, start, start + 3, "129", "130")
+    ends = _logical_line_ends(text)
+    if not ends:
+        raise ValueError("no line to edit")
+    number = min(ends, key=lambda end: (abs(end - middle), end))
+    return Edit(number, len(lines[number]), len(lines[number]), SUPPRESSION, SUPPRESSION.replace("1", "2"))
+
+
+def _logical_line_ends(text: str) -> list[int]:
+    """0-based lines where a logical line of code ends without a comment: a comment can be added
+    there."""
+    ends = []
+    commented: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                commented.add(token.start[0] - 1)
+            elif token.type == tokenize.NEWLINE:
+                ends.append(token.start[0] - 1)
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return [end for end in ends if end not in commented]
 
 
 def published(message: Message) -> list[Published]:
@@ -444,7 +488,31 @@ def hovers_after_edit(connection: Connection, uri: str, text: str, edit: dict[st
     return times
 
 
-def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
+def undo_and_redo(
+    connection: Connection, uri: str, edit: Edit, kind: int, text: str, count: int
+) -> tuple[list[float], float | None]:
+    """After the measured edit, `count` more (an even number), undoing and redoing it in turn,
+    each sent once the previous one's diagnostics arrived: the didChange → diagnostics time of
+    each, and the server's CPU time per edit over all of them (its clock ticks are 10 ms, too
+    coarse for one edit). The text is then as after the measured edit."""
+    count -= count % 2
+    if kind != 2 or count <= 0:
+        return [], None
+    old = text.split("\n")[edit.line][edit.start : edit.end]
+    undo = (edit.start, edit.start + len(edit.new), old)
+    redo = (edit.start, edit.start + len(old), edit.new)
+    times = []
+    cpu = cpu_seconds(connection.process.pid)
+    for number in range(count):
+        start, end, new = redo if number % 2 else undo
+        after = connection.mark()
+        params = edit_params(uri, 3 + number, edit.line, start, end, new)
+        sent = connection.notify("textDocument/didChange", params)
+        times.append(connection.diagnostics(uri, after).at - sent)
+    return times, (cpu_seconds(connection.process.pid) - cpu) / count
+
+
+def measure(server: Server, path: Path, hovers: int, logs: Path, edits: int) -> Round:
     """One fresh process: initialize, open, hovers, a one-line edit, hovers right after a second
     edit, peak RSS; then a second process for the hover sent right after didOpen, and a third for
     a warm open. The server's persistent cache (if any) starts empty."""
@@ -478,21 +546,22 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
                 answered += content
 
         before_edit = latest_publish(connection, uri)
-        line, start, end, new = one_line_edit(text)
+        edit = one_line_edit(text)
+        line, start, end, new = edit.line, edit.start, edit.end, edit.new
         sync = capabilities.get("textDocumentSync")
         kind = sync.get("change", 0) if isinstance(sync, dict) else sync
         lines = text.split("\n")
         edited = lines[line][:start] + new + lines[line][end:]
         if kind == 2:  # incremental, what editors send when allowed
             change = edit_params(uri, 2, line, start, end, new)
-            second = edit_params(uri, 3, line, start, start + len(new), "130")
+            second = edit_params(uri, 3, line, start, start + len(new), edit.then)
         else:
             lines[line] = edited
             change = {
                 "textDocument": {"uri": uri, "version": 2},
                 "contentChanges": [{"text": "\n".join(lines)}],
             }
-            lines[line] = edited.replace(new, "130", 1)
+            lines[line] = edited.replace(new, edit.then, 1)
             second = {
                 "textDocument": {"uri": uri, "version": 3},
                 "contentChanges": [{"text": "\n".join(lines)}],
@@ -500,6 +569,8 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
         after = connection.mark()
         changed_at = connection.notify("textDocument/didChange", change)
         changed = connection.diagnostics(uri, after)
+        again, change_cpu = undo_and_redo(connection, uri, edit, kind, text, edits)
+        second["textDocument"]["version"] = 3 + len(again)
         after_edit = (
             hovers_after_edit(connection, uri, text, second) if capabilities.get("hoverProvider") else []
         )
@@ -539,6 +610,8 @@ def measure(server: Server, path: Path, hovers: int, logs: Path) -> Round:
         first_hover=times[0] if times else None,
         hover_with_open=with_open,
         change_to_diagnostics=changed.at - changed_at,
+        changes_to_diagnostics=again,
+        change_cpu=change_cpu,
         hovers_after_edit=after_edit,
         warm_open_to_diagnostics=warm_opened.at - warm_sent,
         peak_rss=rss,
@@ -588,6 +661,9 @@ class Summary:
     open_cpu: float
     warm_open_to_diagnostics: float
     change_to_diagnostics: float
+    changes_to_diagnostics: float | None
+    """The median of the undo/redo edits' times (all rounds)."""
+    change_cpu: float | None
     hover_p50: float | None
     hover_p95: float | None
     hover_max: float | None
@@ -612,6 +688,8 @@ def summarize(rounds: list[Round]) -> Summary:
         open_cpu=statistics.median(r.open_cpu for r in rounds),
         warm_open_to_diagnostics=statistics.median(r.warm_open_to_diagnostics for r in rounds),
         change_to_diagnostics=statistics.median(r.change_to_diagnostics for r in rounds),
+        changes_to_diagnostics=median([t for r in rounds for t in r.changes_to_diagnostics]),
+        change_cpu=median([r.change_cpu for r in rounds]),
         hover_p50=quantile(hovers, 0.5) if hovers else None,
         hover_p95=quantile(hovers, 0.95) if hovers else None,
         hover_max=max(hovers) if hovers else None,
@@ -641,6 +719,8 @@ def print_table(summaries: dict[str, Summary]) -> None:
         ("  server CPU meanwhile", lambda s: ms(s.open_cpu)),
         ("warm didOpen → diagnostics", lambda s: ms(s.warm_open_to_diagnostics)),
         ("didChange → diagnostics", lambda s: ms(s.change_to_diagnostics)),
+        ("  median of the undo/redo edits", lambda s: ms(s.changes_to_diagnostics)),
+        ("  server CPU per edit", lambda s: ms(s.change_cpu)),
         ("hover p50", lambda s: ms(s.hover_p50)),
         ("hover p95", lambda s: ms(s.hover_p95)),
         ("hover max", lambda s: ms(s.hover_max)),
@@ -694,6 +774,13 @@ def report_targets(summaries: dict[str, Summary], lines: int) -> None:
         ]
         for label, time_of, limit in ratios:
             check(f"{label} vs ruff", time_of(shardls) / time_of(ruff), limit, "×")
+        for label, value_of in (
+            ("  median of the undo/redo edits", lambda s: s.changes_to_diagnostics),
+            ("  the same in CPU time", lambda s: s.change_cpu),
+        ):
+            mine, theirs = value_of(shardls), value_of(ruff)
+            if mine is not None and theirs:
+                check(f"{label} vs ruff", mine / theirs, 1.5, "×")
     check("hover p95", _to_ms(shardls.hover_p95), 5, " ms")
     check("hover p95 in the second after an edit", _to_ms(shardls.hover_after_edit_p95), 5, " ms")
     check("first hover after the diagnostics", _to_ms(shardls.first_hover), 50, " ms")
@@ -710,7 +797,7 @@ def report_score(rounds: list[Round], text: str) -> bool:
     are seen, not hidden.
     """
     wanted = expected(text)
-    line, *_ = one_line_edit(text)
+    line = one_line_edit(text).line
     ok = True
     for name, diagnostics, want in (
         ("after didOpen", rounds[0].published_after_open, wanted),
@@ -740,8 +827,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, nargs="+", default=[5_000, 20_000], help="generated file sizes")
     parser.add_argument("--repeat", type=int, default=3, help="fresh server processes per server and file")
     parser.add_argument("--hovers", type=int, default=200, help="hover positions per round")
+    parser.add_argument("--edits", type=int, default=10, help="undo/redo edits after the measured one (even)")
     parser.add_argument("--servers", nargs="+", help="only these (shardls, pygls-floor, ruff, pyright)")
     parser.add_argument("--json", type=Path, help="also write the summaries here")
+    parser.add_argument(
+        "--files",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="real files to measure too, in their own folders (read, never written; see `one_line_edit`)",
+    )
     args = parser.parse_args(argv)
 
     # An installed shardls (a wheel, the VS Code bundle) starts from bytecode pip compiled, as
@@ -754,13 +849,13 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         chosen = servers(scratch, args.servers)
         print("servers: " + ", ".join(f"{s.name} ({' '.join(s.command)})" for s in chosen))
-        for lines in args.lines:
-            path = write(GENERATED, lines)
+        for path in [*(write(GENERATED, lines) for lines in args.lines), *args.files]:
             text = path.read_text()
+            lines = text.count("\n")
             rounds: dict[str, list[Round]] = {server.name: [] for server in chosen}
             for _ in range(args.repeat):
                 for server in chosen:  # interleaved, so a burst of machine load hits every server
-                    rounds[server.name].append(measure(server, path, args.hovers, scratch))
+                    rounds[server.name].append(measure(server, path, args.hovers, scratch, args.edits))
             summaries = {name: summarize(rs) for name, rs in rounds.items()}
             print(
                 f"\n{path.name}: {text.count(chr(10))} lines, {len(expected(text))} tagged mistakes, "
@@ -768,7 +863,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print_table(summaries)
             report_targets(summaries, lines)
-            if "shardls" in rounds:
+            if "shardls" in rounds and expected(text):
                 scored = report_score(rounds["shardls"], text) and scored
             results[path.name] = {name: asdict(summary) for name, summary in summaries.items()}
     if args.json:
