@@ -101,7 +101,10 @@ def _edit(old: ParsedSource, first: int, resumed: int, parsed_again: list[Segmen
     """Which segments differ from `old`'s: those parsed again from `first` (in place of the old
     ones up to `resumed`) but not kept as they were, and all after them when they moved."""
     same_before = 0
-    while same_before < len(parsed_again) and parsed_again[same_before] is old.segments[first + same_before]:
+    while (
+        same_before < min(len(parsed_again), resumed - first)
+        and parsed_again[same_before] is old.segments[first + same_before]
+    ):
         same_before += 1
     start = first + same_before
     if moved:
