@@ -24,7 +24,14 @@ from shardls.analysis.library import Library
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, find_meshes, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.segment_cache import FileCache, SegmentResult, SiteOrder, segment_result, site_order
+from shardls.analysis.segment_cache import (
+    FileCache,
+    SegmentResult,
+    SiteOrder,
+    Steps,
+    segment_result,
+    site_order,
+)
 from shardls.analysis.settings import Settings
 from shardls.analysis.sharded.events import TypeRecorder
 from shardls.analysis.sharded.propagate import has_explicit_axis
@@ -148,6 +155,12 @@ class Analyzer:
         diagnostics: list[Diagnostic] = mesh_diagnostics
         assumed = assumed_device_count(pragmas, settings, device_count)
 
+        def carries(segment: Segment, result: SegmentResult) -> bool:
+            """A result of the same tree under another text holds for this one: the text still
+            asks for the analysis, and no budget cut a question short under either text."""
+            budget = evaluator.limits.statement_budget(len(segment.text))
+            return result.steps.hold_under(budget, evaluator.limits.steps) and walker.wanted(segment)
+
         def so_far() -> FileAnalysis:
             kept, _ = reported(diagnostics, settings, pragmas, module, False, assumed)
             meshes = tuple(builder.file_meshes)
@@ -156,7 +169,7 @@ class Analyzer:
         for segment in module.source.segments:
             if not segment.body:
                 continue
-            result = cache.kept(segment, stale)
+            result = cache.kept(segment, stale, carries)
             if result is None:
                 if not walker.wanted(segment):
                     continue
@@ -242,8 +255,9 @@ class Analyzer:
         mark = recorder.mark() if recorder is not None else 0
         file_left = evaluator.budget_left
         exhausted = evaluator.exhausted
+        budget = evaluator.limits.statement_budget(len(segment.text))
         try:
-            with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
+            with evaluator.budget(budget):
                 visits = recognized(walker.visits([segment]), evaluator)
                 ended = None if evaluator.exhausted == exhausted else _first_line(segment)
                 for visit, qualname in visits:
@@ -255,12 +269,16 @@ class Analyzer:
                 if recorder is not None:
                     typing.report(builder, recorder.since(mark))
                 diagnostics = builder.diagnostics + legacy_mesh_contexts(visits)
+                left = evaluator.steps_left_here
             if ended is not None and file_left != 0:
                 file_ended = evaluator.budget_left == 0
                 diagnostics.append((file_budget_ended if file_ended else statement_budget_ended)(ended))
         finally:
             evaluator.reads = None
-        return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads)
+        steps = Steps(
+            None if ended is not None or evaluator.exhausted != exhausted else budget - left, budget
+        )
+        return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads, steps)
 
 
 def _first_line(segment: Segment) -> Span:

@@ -103,6 +103,11 @@ class Evaluator:
         """Steps left of the budgets in force (None: unbounded); 0 once one ran out."""
         return min(self._pools, default=None)
 
+    @property
+    def steps_left_here(self) -> int:
+        """Steps left of the innermost budget (`budget`): what a statement's analysis spent."""
+        return self._pools[-1]
+
     def spend(self, steps: int) -> bool:
         """Charge work done between questions (the walker's) to the budgets in force, so that
         they bound all the work on a statement or file; False once one is used up. In place and

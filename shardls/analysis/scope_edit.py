@@ -59,8 +59,8 @@ def call_index_after_edit(
     old: dict[str, tuple[int, ...]], old_segments: Sequence[Segment], module: ModuleInfo, window: Window
 ) -> tuple[dict[str, tuple[int, ...]], frozenset[str]] | None:
     """`ModuleInfo.call_index` from the previous one, and the names whose callers may have
-    changed, when the edit kept the number of segments (otherwise the indices after it moved:
-    None)."""
+    changed (those called in an edited segment whose tree changed, or no longer or newly called),
+    when the edit kept the number of segments (otherwise the indices after it moved: None)."""
     if window.old_end != window.new_end:
         return None
     new_segments = module.source.segments
@@ -70,14 +70,25 @@ def call_index_after_edit(
         *(called_names(new_segments[i].text) for i in edited),
     )
     index = dict(old)
+    same = {i for i in edited if _same_place(old_segments[i], new_segments[i])}
+    changed = set()
     for name in names:
         kept = [i for i in old.get(name, ()) if i not in edited]
         kept += [i for i in edited if name in called_names(new_segments[i].text)]
+        calls = tuple(sorted(kept))
+        if calls != old.get(name, ()) or any(i in edited and i not in same for i in calls):
+            changed.add(name)
         if kept:
-            index[name] = tuple(sorted(kept))
+            index[name] = calls
         else:
             index.pop(name, None)
-    return index, frozenset(names)
+    return index, frozenset(changed)
+
+
+def _same_place(old: Segment, new: Segment) -> bool:
+    """Whether a search of callers reads the same in both: the same tree at the same lines (a
+    segment whose edit left its tree as it was keeps it, `same_tree`)."""
+    return old.body is new.body and old.first_line == new.first_line
 
 
 @dataclass(frozen=True)
@@ -161,7 +172,10 @@ def scope_after_edit(
     scope.order_of.update(made.order_of)
     counters = [*old.counters[: window.first], *counters, *old.counters[window.old_end :]]
     imported = (old.imported - names) | {name for name in names if _imported(scope.bindings.get(name, ()))}
-    return ModuleScope(scope, tuple(counters), imported, frozenset(names))
+    # A name whose bindings are the very same nodes at the same lines is unchanged for whatever
+    # read it: the edit left the tree binding it as it was (`same_tree`).
+    changed = frozenset(n for n in names if old.scope.binding_key(n) != scope.binding_key(n))
+    return ModuleScope(scope, tuple(counters), imported, changed)
 
 
 def _imported(bindings: Iterable[Binding]) -> bool:

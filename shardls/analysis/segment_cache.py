@@ -12,7 +12,7 @@ against every name it read took a fifth of an edit's analysis of a 20k-line file
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from shardls.analysis.evaluator import Reads
@@ -44,10 +44,31 @@ class SegmentResult:
     reads: frozenset[_Key]
     modules: tuple[tuple[str, ModuleInfo | None], ...]
     """The other modules read, in the version read (None: there was none)."""
+    steps: Steps
+    """What the segment's analysis took of its statement budget, which grows with its text."""
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps a segment's analysis spent of the statement budget it had: the result holds for
+    the same tree under another text (another budget) when no question was cut short by either
+    budget (every question had its full `Limits.steps` in both)."""
+
+    spent: int | None
+    """None: a budget ran out."""
+    budget: int
+
+    def hold_under(self, budget: int, question: int) -> bool:
+        return self.spent is not None and self.spent + question <= min(budget, self.budget)
 
 
 def segment_result(
-    module: ModuleInfo, workspace: Workspace, sites: list[Site], diagnostics: list[Diagnostic], reads: Reads
+    module: ModuleInfo,
+    workspace: Workspace,
+    sites: list[Site],
+    diagnostics: list[Diagnostic],
+    reads: Reads,
+    steps: Steps,
 ) -> SegmentResult:
     """The result of a segment of `module` whose analysis read `reads`. A name of another module
     counts as reading that module (a function of it read its own globals)."""
@@ -62,7 +83,9 @@ def segment_result(
     placed = tuple(placed_type(site) for site in sites)
     order = tuple(site_order(site) for site in sites)
     typed = any(site.kind in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME) for site in sites)
-    return SegmentResult(sites, placed, order, typed, diagnostics, frozenset(keys), tuple(modules.items()))
+    return SegmentResult(
+        sites, placed, order, typed, diagnostics, frozenset(keys), tuple(modules.items()), steps
+    )
 
 
 SiteOrder = tuple[int, int, int, int, str]
@@ -84,6 +107,9 @@ class FileCache:
         self._module: ModuleInfo | None = None
         self._entries: dict[int, tuple[Segment, SegmentResult]] = {}
         self._readers: dict[_Key, set[int]] = {}
+        self._by_tree: dict[int, int] = {}
+        """The key of the entry of each segment tree (its statements tuple): a segment whose
+        edit left its tree as it was has it under a new text (`same_tree`)."""
         self._versions: dict[str, ModuleInfo | None] = {}
         """The version of each other module the kept results read (None: not found then)."""
 
@@ -101,20 +127,39 @@ class FileCache:
             stale.update(self._readers.get(key, ()))
         return stale
 
-    def kept(self, segment: Segment, stale: set[int]) -> SegmentResult | None:
+    def kept(
+        self, segment: Segment, stale: set[int], carries: Callable[[Segment, SegmentResult], bool]
+    ) -> SegmentResult | None:
         """The result kept for `segment`, if it still holds; one that does not is dropped (the
-        segment may no longer be analysed at all: a later edit must not find it)."""
+        segment may no longer be analysed at all: a later edit must not find it). A segment the
+        edit gave a new text but left its tree (`same_tree`) takes the result of the segment it
+        replaces when that is not stale and `carries` says it holds under the new text."""
         entry = self._entries.get(id(segment))
         if entry is None:
-            return None
+            return self._carried(segment, stale, carries)
         if entry[0] is not segment or id(segment) in stale:
             self._forget(id(segment))
             return None
         return entry[1]
 
+    def _carried(
+        self, segment: Segment, stale: set[int], carries: Callable[[Segment, SegmentResult], bool]
+    ) -> SegmentResult | None:
+        key = self._by_tree.get(id(segment.body))
+        if key is None:
+            return None
+        before, result = self._entries[key]
+        if before.first_line != segment.first_line or key in stale or not carries(segment, result):
+            return None
+        self._forget(key)
+        self.keep(segment, result)
+        return result
+
     def keep(self, segment: Segment, result: SegmentResult) -> None:
         self._forget(id(segment))
         self._entries[id(segment)] = (segment, result)
+        if segment.body:
+            self._by_tree[id(segment.body)] = id(segment)
         for key in result.reads:
             self._readers.setdefault(key, set()).add(id(segment))
         for path, version in result.modules:
@@ -134,6 +179,8 @@ class FileCache:
         entry = self._entries.pop(key, None)
         if entry is None:
             return
+        if self._by_tree.get(id(entry[0].body)) == key:
+            del self._by_tree[id(entry[0].body)]
         for read in entry[1].reads:
             readers = self._readers.get(read)
             if readers is not None:

@@ -20,8 +20,10 @@ import bisect
 import sys
 import weakref
 from collections.abc import Container, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.same_tree import same_segment
 from shardls.analysis.source import _MAX_MERGES, Edit, Layout, ParsedSource, Segment
 from shardls.analysis.source_scan import Scan, Token, after_decorator, scan, segment_starts
 from shardls.analysis.text_diff import line_edit
@@ -181,20 +183,27 @@ class _Joined(Container[int]):
 
 def _unchanged(old: Sequence[Segment], new: list[Segment], used: set[int]) -> list[Segment]:
     """`new`, with each segment the pass made again unchanged (same place, same text, so the same
-    tree) replaced by the old object, whose tree is kept (and noted in `used` in place of the one
-    parsed again, when the parse cache no longer had it): whatever is kept by segment (the
-    analysis of each) is kept for it."""
+    tree) replaced by the old object, and each whose text changed but not its tree nor what the
+    analysis reads of its text (`same_tree`: a comment typed) given the old tree under its new
+    text. The old tree is kept (and noted in `used` in place of the one parsed again): whatever
+    is kept by segment or by tree (the analysis of each, the scope's bindings) is kept for it."""
     by_line = {segment.first_line: segment for segment in old}
     found = []
+    dropped: list[Segment] = []
+    restored: list[Segment] = []
     for segment in new:
         before = by_line.get(segment.first_line)
-        if before is None or before.text != segment.text:
+        if before is None or not (before.text == segment.text or same_segment(before, segment)):
             found.append(segment)
             continue
         if before.body is not segment.body:
-            used.difference_update(_firsts([segment]))
-            used.update(_firsts([before]))
-        found.append(before)
+            dropped.append(segment)
+            restored.append(before)
+        found.append(before if before.text == segment.text else replace(segment, body=before.body))
+    # All removed before any is added back: a tree dropped here may be one kept for another line
+    # (the same text twice, whose parses the pass handed out the other way round).
+    used.difference_update(_firsts(dropped))
+    used.update(_firsts(restored))
     return found
 
 

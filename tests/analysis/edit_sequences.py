@@ -5,7 +5,8 @@ fresh analysis of the same text.
 Each edit is a change of a range of the text, as an editor sends it (`Edit`): typing and deleting
 characters, Enter (a line split, with the indentation an editor keeps), blank lines, deleted
 lines, numbers changed, the mesh definition edited (which every other segment depends on), a
-statement added to a method's body, a line commented out or suppressed, a top-level statement
+statement added to a method's body, a line commented out or suppressed, a comment typed at the
+end of a line (or trailing whitespace), a top-level statement
 pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text).
 """
 
@@ -169,10 +170,12 @@ _STATEMENTS = [
 class Editor:
     """A seeded user editing one text."""
 
-    def __init__(self, text: str, rng: random.Random) -> None:
+    def __init__(self, text: str, rng: random.Random, *, end_comments: bool = True) -> None:
+        """`end_comments`: also type comments at line ends (`_trailing_comment`)."""
         self.text = text
         self.rng = rng
         self.history = [text]
+        self.end_comments = end_comments
 
     def step(self) -> Edit:
         """One edit of the current text (applied to it)."""
@@ -186,6 +189,7 @@ class Editor:
             (1.5, self._mesh),
             (1.5, self._method_body),
             (1, self._comment),
+            (1 if self.end_comments else 0, self._trailing_comment),
             (0.5, self._suppress),
             (0.5, self._paste_segment),
             (0.5, self._open_string_or_bracket),
@@ -301,6 +305,17 @@ class Editor:
         lines[index] = indent + (stripped[2:] if stripped.startswith("# ") else "# " + stripped)
         return lines
 
+    def _trailing_comment(self, lines: list[str]) -> list[str] | None:
+        """A comment typed, changed or removed at the end of a line, or trailing whitespace:
+        edits that leave the tree as it was, some with text the module's text searches read
+        (`jit(step`, a call in a comment, non-ASCII)."""
+        index = self._line(lines, r"\S")
+        if index is None:
+            return None
+        code, hash_, _ = lines[index].partition("  #")
+        lines[index] = code + self.rng.choice(_TRAILING) if hash_ or self.rng.random() < 0.8 else code
+        return lines
+
     def _suppress(self, lines: list[str]) -> list[str] | None:
         index = self._line(lines, r"device_put|with_sharding_constraint|place\(")
         if index is None:
@@ -340,6 +355,17 @@ class Editor:
         if len(self.history) < 2:
             return None
         return self.rng.choice(self.history[:-1]).split("\n")
+
+
+_TRAILING = [
+    "  # a note",
+    "  # another note",
+    "  # shardls: ignore[SH001]",
+    "  # jax.jit(step) and nnx.vmap(place)",
+    "  # shape (rows, cols)",
+    "  # größe",
+    "   ",
+]
 
 
 def sequence(fixture: Fixture, seed: int, steps: int) -> list[Edit | FileEdit]:
