@@ -69,6 +69,23 @@ def add(p, q):
 step = pjit(add, (rows, rows), cols)
 s = step(jnp.ones((8, 16)), jnp.ones((8, 16)))  # expect: s
 """,
+    # pjit spelled as `partial(pjit, ...)` (EasyLM's llama_serve.py) takes bare specs from
+    # `with mesh:` like `pjit(...)` does; `partial(jax.jit, ...)` does not.
+    "partial_pjit": """
+from jax.experimental.pjit import pjit
+
+@partial(pjit, in_shardings=(P("data"), P()), out_shardings=(P(), P()))
+def total(a, b):
+    return a.sum(), b
+
+@partial(jax.jit, in_shardings=(P("data"),), out_shardings=P())
+def jitted_total(a):
+    return a.sum()
+
+with mesh:
+    t, u = total(jnp.ones((8, 4)), jnp.ones((3,)))  # expect: t, u
+    missing = jitted_total(jnp.ones((8, 4)))  # expect-error: SH202
+""",
     "pytrees": """
 def loss(params, batch, scale):
     return params["w"] * scale + batch, params["b"]  # expect: batch

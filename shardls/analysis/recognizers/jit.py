@@ -130,10 +130,18 @@ def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
 
 
 def _is_pjit(app: Application) -> bool:
-    """`pjit(...)` (canonicalised to `jax.jit`, so told by its spelling): unlike `jax.jit`, it
-    resolves bare specs against the deprecated `with mesh:`."""
-    func = app.visit.call.func
-    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == "pjit"
+    """`pjit(...)` or `partial(pjit, ...)` (canonicalised to `jax.jit`, so told by its spelling):
+    unlike `jax.jit`, it resolves bare specs against the deprecated `with mesh:` (EasyLM's
+    `@partial(pjit, in_shardings=(model_ps, PS()))` under `with mesh:` runs on JAX 0.10)."""
+    call = app.visit.call
+    func: ast.expr = call.func
+    if _spelling(func) == "partial" and call.args:
+        func = call.args[0]
+    return _spelling(func) == "pjit"
+
+
+def _spelling(node: ast.expr) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
 def _at_call(
