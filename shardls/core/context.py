@@ -9,6 +9,10 @@ import enum
 class UsageContext(enum.Enum):
     SHARD_SHAPE = "spec"
     """`NamedSharding(...).shard_shape`, or a spec not yet attached to anything."""
+    ABSTRACT = "shape_dtype_struct"
+    """`jax.ShapeDtypeStruct(shape, dtype, sharding=...)`: JAX checks the rank (every extra entry,
+    None too) but asks for no shard shape, so an uneven dimension is accepted there; the jit,
+    `.lower()` or `device_put` given the struct rejects it."""
     DEVICE_PUT = "device_put"
     JIT = "jit"
     """`jax.jit(in_shardings=..., out_shardings=...)`."""
@@ -33,6 +37,7 @@ class UsageContext(enum.Enum):
 
 _LABELS = {
     UsageContext.SHARD_SHAPE: "a PartitionSpec",
+    UsageContext.ABSTRACT: "a ShapeDtypeStruct",
     UsageContext.DEVICE_PUT: "device_put",
     UsageContext.JIT: "jit in_shardings/out_shardings",
     UsageContext.WSC: "with_sharding_constraint inside jit",

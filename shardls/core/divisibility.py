@@ -5,6 +5,7 @@ adds instead (SH007). Quick fixes offer `dividing_axis_choices` too.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Collection
@@ -54,6 +55,18 @@ def indivisible_problem(
             "nearest": nearest,
             "alternatives": [list(a) for a in alternatives],
         },
+    )
+
+
+def accepted_in_abstract(problem: Problem) -> Problem:
+    """An SH001 in a `ShapeDtypeStruct`: JAX 0.10 builds the struct without asking its sharding
+    for a shard shape (only the rank is checked), so the dimension is not rejected here, only where
+    the struct meets a jit, `.lower()` or `device_put`: a warning, even when every fact is known."""
+    return dataclasses.replace(
+        problem,
+        severity=Severity.WARNING,
+        message=problem.message
+        + "; JAX accepts it in a ShapeDtypeStruct, but a jit, .lower() or device_put given it rejects it",
     )
 
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from shardls.core.context import UsageContext
-from shardls.core.divisibility import indivisible_problem, padding_problem
+from shardls.core.divisibility import accepted_in_abstract, indivisible_problem, padding_problem
 from shardls.core.dtypes import FLOAT32, DType
 from shardls.core.mesh import AxisType, Mesh, resolve_mesh
 from shardls.core.problems import Problem, Severity
@@ -283,6 +283,8 @@ def _full_layout(
                     (indivisible_problem(mesh, global_shape, dim, dim_axes, factor), n % explicit != 0)
                 )
         shard.append(quotient)
+    if context is UsageContext.ABSTRACT:
+        divisibility = [(accepted_in_abstract(p), typed) for p, typed in divisibility]
 
     if context is UsageContext.DEVICE_PUT and rank_problems and extra_entries_typed_away(mesh, spec, rank):
         # device_put first gives the value its type: that drops the spec's Auto axes and the
@@ -296,7 +298,10 @@ def _full_layout(
         problems += constraint_axis_problems(mesh, spec, context)
         problems += [p for p, _ in divisibility]
 
-    valid = not any(p.severity is Severity.ERROR for p in problems)
+    # An uneven struct has no shard shape (JAX's shard_shape raises), though building it is no error.
+    valid = not any(p.severity is Severity.ERROR for p in problems) and not (
+        context is UsageContext.ABSTRACT and divisibility
+    )
     return Layout(
         mesh,
         spec,

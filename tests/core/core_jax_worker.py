@@ -149,6 +149,14 @@ def run(case: dict[str, Any]) -> dict[str, Any]:
 
         out = jax.shard_map(block, mesh=mesh, in_specs=(ns.spec,), out_specs=ns.spec)(x)
         return {"block_shape": list(seen[0]), "out_shape": list(out.shape)}
+    if op == "shape_dtype_struct":
+        # Building the struct checks what it checks; its shard shape is asked for separately (the
+        # jit, lower or device_put given it asks), and is None where that raises.
+        struct = jax.ShapeDtypeStruct(shape, dtype, sharding=ns)
+        try:
+            return {"shard_shape": list(struct.sharding.shard_shape(shape))}
+        except ValueError:
+            return {"shard_shape": None}
     if op == "reshard":
         with jax.set_mesh(mesh):
             return _shards(jax.sharding.reshard(jax.device_put(x), ns))

@@ -35,6 +35,7 @@ CONTEXTS = {
     "reshard": UsageContext.RESHARD,
     "out_bytes": UsageContext.JIT,
     "flax_param": UsageContext.PARAM,
+    "shape_dtype_struct": UsageContext.ABSTRACT,
 }
 
 
@@ -122,6 +123,15 @@ def judge(case: dict[str, Any], result: dict[str, Any]) -> list[str]:
             ours = f"{layout.bytes_per_device} {error_codes(layout)}"
             return [f"bytes/device JAX {result['bytes_per_device']}, shardls {ours}"]
         return []
+    if op == "shape_dtype_struct":
+        # JAX builds an uneven struct: no error, and no shard shape either.
+        if error_codes(layout):
+            return [f"JAX builds the struct but shardls reports {error_codes(layout)}"]
+        if result["shard_shape"] != (None if layout.shard_shape is None else list(layout.shard_shape)):
+            return [f"shard shape: JAX {result['shard_shape']}, shardls {layout.shard_shape}"]
+        if result["shard_shape"] is None and "SH001" not in [p.code for p in layout.problems]:
+            return ["an uneven struct with no SH001 warning"]
+        return []
     if op == "jit_in":
         return [f"JAX accepts it but shardls reports {error_codes(layout)}"] if error_codes(layout) else []
     found = judge_accepted(layout, result["shard_shape"])
@@ -146,6 +156,7 @@ def random_cases(seed: int, device_count: int) -> list[dict[str, Any]]:
         for _ in range(60)
     ]
     cases += [random_device_case(rng, "shard_map", device_count, types="auto") for _ in range(25)]
+    cases += [random_device_case(rng, "shape_dtype_struct", device_count) for _ in range(60)]
     return cases
 
 
@@ -330,6 +341,13 @@ def fixed_cases(device_count: int) -> list[dict[str, Any]]:
         case("shard_map", DM, ("data", "model"), (16,), jax="rank", first="SH002"),
         case("shard_map", DM, ("foo",), (16, 32), jax="unknown_axis", first="SH005"),
         case("shard_map", DM, (U,), (16, 32), jax="unconstrained_rejected", first="SH008"),
+        # ShapeDtypeStruct: the rank is checked (extra Nones too), divisibility is not
+        case("shape_dtype_struct", DM, ("data", "model"), (16, 32)),
+        case("shape_dtype_struct", DM, ("model",), (2, 3), warns="SH001"),
+        case("shape_dtype_struct", DM, ("model",), (2, 3), types="Explicit", warns="SH001"),
+        case("shape_dtype_struct", DM, ("data", None, None), (4, 4), jax="rank", first="SH002"),
+        case("shape_dtype_struct", DM, ("data", "data"), (4, 4), jax="duplicate", first="SH004"),
+        case("shape_dtype_struct", DM, ("dat",), (4, 4), jax="unknown_axis", first="SH005"),
         # reshard needs Explicit axes
         case("reshard", DM, ("data", "model"), (16, 32), types="Explicit"),
         case("reshard", DM, ("data",), (16, 32), jax="reshard_auto", first="SH011"),

@@ -297,7 +297,7 @@ def shape_dtype_struct(builder: SiteBuilder, visit: Visit, call: CallArgs) -> No
         visit,
         call,
         SiteKind.SHAPE_DTYPE_STRUCT,
-        UsageContext.SHARD_SHAPE,
+        UsageContext.ABSTRACT,
         ArrayV(shape_of(shape), dtype),
         target,
     )
