@@ -190,6 +190,14 @@ class SiteBuilder:
         if sharding is not None and sharding.mesh is not None:
             return _selected(self.mesh_fact(sharding.mesh), "the mesh of the NamedSharding")
         context = visit.context.mesh
+        if sharding is not None and not sharding.bare:
+            # A NamedSharding whose mesh is not known here (`NamedSharding(args.mesh, ...)`): JAX
+            # lays it out on that mesh whatever the context, so the context's mesh only stands in.
+            if context is None:
+                return self.fallback_for(span)
+            return _guessed(
+                self.mesh_fact(context.mesh), f"{context.how}, standing in for the NamedSharding's own mesh"
+            )
         if context is not None and not context.legacy:
             return _selected(self.mesh_fact(context.mesh), context.how)
         if context is not None and context.legacy:

@@ -218,7 +218,7 @@ def _auto_sharding(spec: Value, site: CallSite) -> ShardingV | None:
         return None
     context = site.visit.context.mesh
     mesh: MeshV | None = sharding.mesh
-    if mesh is None and context is not None and not context.legacy:
+    if sharding.bare and context is not None and not context.legacy:
         mesh = context.mesh
     if mesh is None or any(t is not AxisType.AUTO for t in mesh.mesh.axis_types):
         return None
