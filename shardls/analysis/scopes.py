@@ -130,6 +130,28 @@ def _order(entry: tuple[int, Candidates]) -> int:
     return entry[0]
 
 
+MAX_CANDIDATES = 64
+"""Beyond this many bindings of one name at a join, copies of one binding are joined
+(`_collapsed`). A binding that reaches a join through both branches, each marked by an inner `if`
+of its own, is two copies with different guards, so copies double at each such `if` in turn
+(TransformerEngine's 1,300-line `get_attention_backend`: the scope of one function never built)."""
+
+
+def _collapsed(candidates: Candidates) -> Candidates:
+    """The copies of each binding as one, with the guards every copy has: it reaches the join
+    wherever one of them did (never dropped where a copy would have been kept), at the price of
+    options that no path pairs (a copy's own guards no longer exclude them)."""
+    copies: dict[tuple[int, tuple[int | str, ...], str, bool, int], list[Binding]] = {}
+    for binding in candidates:
+        key = (id(binding.node), binding.unpack, binding.kind, binding.in_loop, id(binding.target))
+        copies.setdefault(key, []).append(binding)
+    joined: list[Binding] = []
+    for first, *others in copies.values():
+        shared = tuple(g for g in first.guards if all(g in other.guards for other in others))
+        joined.append(first if not others else dataclasses.replace(first, guards=shared))
+    return tuple(joined)
+
+
 class ScopeBuilder:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
@@ -184,7 +206,8 @@ class ScopeBuilder:
                     if guards is not None and only_here and guards[index] not in binding.guards:
                         marked = dataclasses.replace(binding, guards=binding.guards + (guards[index],))
                     seen[id(binding)] = marked
-            merged[name] = tuple(seen.values())
+            joined = tuple(seen.values())
+            merged[name] = _collapsed(joined) if len(joined) > MAX_CANDIDATES else joined
         for name, candidates in merged.items():
             if candidates != self.state.get(name):
                 self._set(name, candidates)
