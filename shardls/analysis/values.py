@@ -17,6 +17,7 @@ from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec, Problem
 from shardls.core.typing import ShardedType
 
 if TYPE_CHECKING:
+    from shardls.analysis.evaluation.frame import Frame
     from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
     from shardls.analysis.source import Segment
 
@@ -101,6 +102,14 @@ class UnknownInt(Unknown):
 
 
 @dataclass(frozen=True)
+class MatchV(Value):
+    """A regular expression's match (`re.search(rule, name)` that found one): never None, true,
+    with its groups (`group(0)` first, None for a group that took no part)."""
+
+    groups: tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
 class Choice(Value):
     """Several possible values (if/else branches, conditional expressions)."""
 
@@ -141,6 +150,10 @@ class FunctionV(Value):
     func: FunctionInfo
     bound: Value | None = None
     """`self` or `cls` for a bound method."""
+    closure: Frame | None = None
+    """For a function defined inside another one's call, that call's frame: the names of the
+    enclosing function it reads (`rules` in `def get_partition_spec(name, leaf)` nested in
+    `match_partition_rules(rules, params)`) are that call's arguments, not unknown parameters."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -47,9 +47,8 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
         key = evaluator.eval(binding.target.slice, frame)
         return with_item(previous, key, unpack(evaluator.eval(binding.value, frame), binding.unpack))
     if kind == "def" and isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef):
-        return FunctionV(
-            evaluator.function_info(binding.node, frame.module, binding.segment, scope, scope.owner)
-        )
+        info = evaluator.function_info(binding.node, frame.module, binding.segment, scope, scope.owner)
+        return FunctionV(info, closure=frame if scope.function is not None and frame.locals else None)
     if kind == "class" and isinstance(binding.node, ast.ClassDef):
         return ClassV(evaluator.class_info(binding.node, frame.module, binding.segment, scope))
     if kind in ("import", "importfrom"):

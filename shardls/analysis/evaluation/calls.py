@@ -5,12 +5,13 @@ arguments), traced or not as their decorators say."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.evaluation.ordered import in_order, run_in_order
 from shardls.analysis.node_memo import per_node
 from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
@@ -124,9 +125,10 @@ def call_function(
     traced = traced_by_decorator(info.node)
     outside = evaluator.tracing
     evaluator.tracing = True if traced or outside else None if traced is None else outside
+    called = Frame(info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1, func.closure)
     try:
         return _returned_once(
-            evaluator, info, returns, locals_, frame, (tuple(args), tuple(kwargs.items()), func.bound)
+            evaluator, info, returns, called, (tuple(args), tuple(kwargs.items()), func.bound)
         )
     finally:
         evaluator.tracing = outside
@@ -136,8 +138,7 @@ def _returned_once(
     evaluator: Evaluator,
     info: FunctionInfo,
     returns: list[ast.Return],
-    locals_: Mapping[str, Value],
-    frame: Frame,
+    called: Frame,
     arguments: object,
 ) -> Value:
     """`_returned`, once per function, arguments and evaluation state (`analysis/reuse.py`):
@@ -148,61 +149,48 @@ def _returned_once(
     key = (
         id(info.node),
         arguments,
-        frame.call_depth,
+        id(called.enclosing),
+        called.call_depth,
         evaluator.tracing,
         id(evaluator.context_mesh),
         id(evaluator.context),
         evaluator.branching,
     )
+
+    def compute() -> Value:
+        ordered = run_in_order(evaluator, info, called) if in_order(info.node) else None
+        return ordered if ordered is not None else _returned(evaluator, info, returns, called)
+
     try:
         hash(key)
     except TypeError:
-        return _returned(evaluator, info, returns, locals_, frame)
-    alive = (info, evaluator.context_mesh, evaluator.context)
-    return reuse_of(evaluator).answer(key, alive, lambda: _returned(evaluator, info, returns, locals_, frame))
+        return compute()
+    alive = (info, evaluator.context_mesh, evaluator.context, called.enclosing)
+    return reuse_of(evaluator).answer(key, alive, compute)
 
 
-def _returned(
-    evaluator: Evaluator,
-    info: FunctionInfo,
-    returns: list[ast.Return],
-    locals_: Mapping[str, Value],
-    frame: Frame,
-) -> Value:
+def _returned(evaluator: Evaluator, info: FunctionInfo, returns: list[ast.Return], called: Frame) -> Value:
     values: list[Value] = []
     guards = statement_guards(info.node)
     for ret in returns[: evaluator.limits.choices]:
-        if not branches_taken(evaluator, info, guards.get(id(ret), ()), locals_, frame):
+        if not branches_taken(evaluator, info, guards.get(id(ret), ()), called):
             continue  # under an `if` decided against it with these arguments
         if ret.value is None:
             values.append(Const(None))
             continue
-        inner = Frame(
-            info.module,
-            info.scope,
-            info.segment,
-            info.scope.order_of.get(id(ret)),
-            locals_,
-            frame.call_depth + 1,
-        )
-        values.append(evaluator.eval(ret.value, inner))
+        values.append(evaluator.eval(ret.value, replace(called, position=info.scope.order_of.get(id(ret)))))
     if not values:
         return Unknown(f"no return of {info.qualname}() is reached")
     return values[0] if len(values) == 1 else evaluator.choice(values)
 
 
 def branches_taken(
-    evaluator: Evaluator,
-    info: FunctionInfo,
-    guards: tuple[tuple[ast.If, bool], ...],
-    locals_: Mapping[str, Value],
-    frame: Frame,
+    evaluator: Evaluator, info: FunctionInfo, guards: tuple[tuple[ast.If, bool], ...], called: Frame
 ) -> bool:
     """False when one of the `if` tests around a statement (a `return`, a `self.x = ...`) is
-    decided against its branch."""
+    decided against its branch. `called` is the function's own frame (its locals)."""
     for statement, branch in guards:
-        order = info.scope.order_of.get(id(statement))
-        test_frame = Frame(info.module, info.scope, info.segment, order, locals_, frame.call_depth + 1)
+        test_frame = replace(called, position=info.scope.order_of.get(id(statement)))
         if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
             return False
     return True

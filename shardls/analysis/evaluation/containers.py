@@ -179,7 +179,7 @@ def _comprehension(
                 results.append(evaluator.eval(element, inner))
             return len(results) <= evaluator.limits.collection
         generator = generators[index]
-        iterable = evaluator.eval(generator.iter, inner)
+        iterable = evaluator.iterate(evaluator.eval(generator.iter, inner), inner)
         if not isinstance(iterable, Seq):
             return False
         for item in iterable.items:
@@ -200,9 +200,12 @@ def _comprehension(
 
 
 def iterate(evaluator: Evaluator, value: Value, frame: Frame) -> Value:
-    """A value as a sequence (`*spec`, `*shape`), through the library for its own types."""
+    """A value as a sequence (`*spec`, `*shape`, a dict's keys in order), through the library
+    for its own types."""
     if isinstance(value, Seq):
         return value
+    if isinstance(value, DictV):
+        return Seq(value.keys)
     as_sequence = evaluator.library.subscript(evaluator, value, slice(None), frame)
     return as_sequence if as_sequence is not None else value
 

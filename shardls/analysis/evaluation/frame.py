@@ -24,11 +24,16 @@ class Frame:
     position: int | None
     locals: Mapping[str, Value] = field(default_factory=dict)
     call_depth: int = 0
+    enclosing: Frame | None = None
+    """The call of the enclosing function, for a nested function's body (`FunctionV.closure`):
+    where the names of the enclosing scope are read."""
 
     def with_locals(self, locals_: Mapping[str, Value]) -> Frame:
         """The same place with other locals (a comprehension's item): `dataclasses.replace`
         costs several times more, once per item and condition."""
-        return Frame(self.module, self.scope, self.segment, self.position, locals_, self.call_depth)
+        return Frame(
+            self.module, self.scope, self.segment, self.position, locals_, self.call_depth, self.enclosing
+        )
 
     def line_of(self, node: ast.AST) -> int:
         return self.segment.abs_line(getattr(node, "lineno", 1))

@@ -99,10 +99,26 @@ def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None =
     scope: Scope | None = frame.scope
     position = frame.position
     first = True
+    enclosing = frame.enclosing
     while scope is not None:
         if scope.module is not None and scope.kind == "module" and evaluator.reads is not None:
             evaluator.reads.names.add((scope.module.path, name))
-        if first or scope.kind != "class":
+        if enclosing is not None and scope is enclosing.scope:
+            # A nested function reads its enclosing call's names as they are when it runs.
+            outer = Frame(
+                enclosing.module,
+                scope,
+                enclosing.segment,
+                None,
+                enclosing.locals,
+                enclosing.call_depth,
+                enclosing.enclosing,
+            )
+            candidates = scope.lookup(name, None)
+            if candidates:
+                return evaluator.bindings_value(candidates, scope, outer)
+            enclosing = enclosing.enclosing
+        elif first or scope.kind != "class":
             candidates = scope.lookup(name, position)
             if candidates:
                 value = evaluator.bindings_value(candidates, scope, frame if first else None)
@@ -136,7 +152,7 @@ def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Fram
     if not binding.guards:
         return True
     locals_ = frame.locals if frame is not None and scope is frame.scope else {}
-    key = (id(binding), id(locals_) if locals_ else 0)
+    key = (id(binding), _locals_key(locals_, frame, scope))
     cached = evaluator.memos.reached.get(key)
     if cached is not None:
         if evaluator.typing is not None and key in evaluator.memos.reached_events:
@@ -155,6 +171,14 @@ def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Fram
     return reached
 
 
+def _locals_key(locals_: Mapping[str, Value], frame: Frame | None, scope: Scope) -> int:
+    """What a memo of a binding is keyed by besides the binding: the call's locals (by id, kept
+    alive in `BindingMemos.kept_locals`), none at module level. A nested function's call is
+    keyed by its locals even when it has none: its names also depend on the enclosing call."""
+    closure = frame is not None and scope is frame.scope and frame.enclosing is not None
+    return id(locals_) if locals_ or closure else 0
+
+
 def _guards_hold(
     evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None, locals_: Mapping[str, Value]
 ) -> bool:
@@ -167,6 +191,7 @@ def _guards_hold(
             scope.order_of.get(id(statement)),
             locals_,
             frame.call_depth if frame is not None else 0,
+            frame.enclosing if frame is not None and scope is frame.scope else None,
         )
         if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
             return False
@@ -175,7 +200,7 @@ def _guards_hold(
 
 def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None) -> Value:
     locals_ = frame.locals if frame is not None and scope is frame.scope else {}
-    key = (id(binding), id(locals_) if locals_ else 0)
+    key = (id(binding), _locals_key(locals_, frame, scope))
     cached = evaluator.memos.values.get(key)
     if cached is not None:
         if evaluator.typing is not None and key in evaluator.memos.value_events:
@@ -195,6 +220,7 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
             binding.order,
             locals_,
             frame.call_depth if frame is not None else 0,
+            frame.enclosing if frame is not None and scope is frame.scope else None,
         )
         with _where_written(evaluator, module, scope, binding.segment), _reading(evaluator, ("value", *key)):
             value = evaluate_binding(evaluator, binding, scope, inner)

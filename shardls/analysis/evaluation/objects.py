@@ -120,7 +120,8 @@ def _self_assignment(
         return Unknown("calls nested too deeply")
     locals_ = evaluator.bind_arguments(method, [], dict(instance.fields), instance, frame)
     guards = statement_guards(method.node).get(id(stmt), ())
-    if not branches_taken(evaluator, method, guards, locals_, frame):
+    called = Frame(method.module, method.scope, method.segment, None, locals_, frame.call_depth + 1)
+    if not branches_taken(evaluator, method, guards, called):
         return None
     inner = Frame(
         method.module,
