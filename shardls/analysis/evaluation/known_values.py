@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.values import Const, DictV, Seq, SetV, Unknown, Value, as_int
+from shardls.analysis.values import Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
 
 
 def truthiness(value: Value) -> bool | None:
@@ -14,6 +14,8 @@ def truthiness(value: Value) -> bool | None:
         return bool(value.value)
     if isinstance(value, Seq | DictV | SetV):
         return bool(value.items if not isinstance(value, DictV) else value.keys)
+    if isinstance(value, MatchV):
+        return True
     return None
 
 

@@ -21,6 +21,7 @@ from shardls.analysis.values import (
     Choice,
     Const,
     DictV,
+    MatchV,
     MeshV,
     Origin,
     Ref,
@@ -300,7 +301,7 @@ def assuming(result: Value, *operands: Value) -> Value:
     return replace(result, origin=replace(origin, assumption=assumption))
 
 
-_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, Seq, DictV, SetV)
+_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, Seq, DictV, SetV, MatchV)
 """Values that are known objects, so `value is None` is decided (False)."""
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ast
+import functools
 import math
+from collections.abc import Callable
 
 from shardls.analysis.evaluation.operators import assuming
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.key_paths import KEY_QUALNAMES, KeyV, is_key
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import calls, methods
 from shardls.analysis.values import (
@@ -74,6 +77,8 @@ def _source_symbol(node: ast.expr) -> str | None:
 @calls("builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.abs", "builtins.round")
 def _convert(call: CallArgs) -> Value | None:
     value = call.get(0)
+    if isinstance(value, KeyV) and call.qualname == "builtins.str":
+        return Const(value.text())
     if not isinstance(value, Const):
         if call.qualname == "builtins.int" and value is not None and not isinstance(value, (Seq, DictV)):
             return UnknownInt("int() of a value not known here", symbol=_source_symbol(call.node))
@@ -197,7 +202,7 @@ def _dict(call: CallArgs) -> Value | None:
     return DictV(tuple(keys), tuple(values))
 
 
-_KINDS_OF = {
+_KINDS_OF: dict[str, Callable[[Value], bool]] = {
     "builtins.tuple": lambda v: isinstance(v, Seq) and not v.is_list,
     "builtins.list": lambda v: isinstance(v, Seq) and v.is_list,
     "builtins.dict": lambda v: isinstance(v, DictV),
@@ -208,10 +213,11 @@ _KINDS_OF = {
         ("collections.abc.Sequence", "typing.Sequence"),
         lambda v: isinstance(v, Seq) or (isinstance(v, Const) and isinstance(v.value, str | bytes)),
     ),
+    **{name: functools.partial(is_key, qualname=name) for name in KEY_QUALNAMES},
 }
 """What `isinstance(value, kind)` answers for the values whose kind the analysis knows."""
 
-_KNOWN_KINDS = (Seq, DictV, SetV, Const, ArrayV)
+_KNOWN_KINDS = (Seq, DictV, SetV, Const, ArrayV, KeyV)
 
 
 _VARIABLE = "flax.nnx.variablelib.Variable"

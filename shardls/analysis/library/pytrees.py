@@ -31,6 +31,15 @@ MAX_NESTING = 64
 Leaf = Callable[[Value], Value]
 
 
+def _key(path: tuple[Value, ...] | None, kind: str, key: Value) -> tuple[Value, ...] | None:
+    """`path` one key further down (None when that key is not a known constant)."""
+    from shardls.analysis.library.key_paths import KeyV
+
+    if path is None or not isinstance(key, Const):
+        return None
+    return (*path, KeyV(kind, key))
+
+
 def mapped(tree: Value | None, leaf: Leaf, depth: int = 0, variables: bool = False) -> Value:
     """`jax.tree.map` of `leaf` over a tree of known structure: dicts, tuples and lists are
     nodes, an NNX variable a node around its value (with `variables`, a leaf itself: what
@@ -58,10 +67,16 @@ class _Unmappable(Exception):
 
 @calls(*_TREE_MAPS)
 def _tree_map(call: CallArgs) -> Value | None:
-    if len(call.args) < 2 or any(isinstance(a, ast.Starred) for a in call.node.args):
+    return map_tree(call, with_path=False)
+
+
+def map_tree(call: CallArgs, with_path: bool) -> Value | None:
+    """`jax.tree.map(f, tree, *rest)`, or with `with_path` `jax.tree_util.tree_map_with_path`,
+    whose `f` takes each leaf's key path first (a tuple of `key_paths.KeyV`)."""
+    if len(call.args) < 2:
         return None
     function, trees = call.args[0], call.args[1:]
-    mapper = _Mapper(call, function)
+    mapper = _Mapper(call, function, with_path)
     try:
         return mapper.map(trees[0], trees[1:])
     except _Unmappable as reason:
@@ -71,38 +86,49 @@ def _tree_map(call: CallArgs) -> Value | None:
 class _Mapper:
     """Applies the function leaf by leaf, keeping the first tree's structure."""
 
-    def __init__(self, call: CallArgs, function: Value) -> None:
+    def __init__(self, call: CallArgs, function: Value, with_path: bool = False) -> None:
         self.call = call
         self.function = function
         node = call.arg_node(0, "f")
         self.lambda_node = node if isinstance(node, ast.Lambda) else None
-        is_leaf = call.arg_node(None, "is_leaf")
-        self.has_is_leaf = is_leaf is not None
-        self.is_leaf_node = is_leaf if isinstance(is_leaf, ast.Lambda) else None
+        is_leaf = call.get(None, "is_leaf")
+        self.is_leaf = (
+            None if is_leaf is None or (isinstance(is_leaf, Const) and is_leaf.value is None) else is_leaf
+        )
+        is_leaf_node = call.arg_node(None, "is_leaf")
+        self.is_leaf_node = is_leaf_node if isinstance(is_leaf_node, ast.Lambda) else None
+        self.with_path = with_path
         self.nodes_left = call.evaluator.limits.collection
 
-    def map(self, tree: Value, rest: list[Value], depth: int = 0) -> Value:
+    def map(
+        self, tree: Value, rest: list[Value], depth: int = 0, path: tuple[Value, ...] | None = ()
+    ) -> Value:
+        """`path` is the keys down to `tree` (None once a key on the way is not known)."""
         self.nodes_left -= 1
         if self.nodes_left < 0 or depth > MAX_NESTING:
             raise _Unmappable("a tree too large or too deep")
-        if self.has_is_leaf:
+        if self.is_leaf is not None:
             leaf = self._is_leaf(tree)
             if leaf is None:
                 return Unknown("jax.tree.map where its is_leaf= cannot be decided")
             if leaf:
-                return self._apply([tree, *rest])
+                return self._apply([tree, *rest], path)
         if isinstance(tree, Const) and tree.value is None:
             return tree  # None is an empty subtree
         if isinstance(tree, Seq):
             others = [self._children(other, len(tree.items)) for other in rest]
             items = tuple(
-                self.map(item, [children[i] for children in others], depth + 1)
+                self.map(
+                    item, [children[i] for children in others], depth + 1, _key(path, "SequenceKey", Const(i))
+                )
                 for i, item in enumerate(tree.items)
             )
             return Seq(items, tree.is_list)
         if isinstance(tree, DictV):
             values = tuple(
-                self.map(value, [self._value(other, key) for other in rest], depth + 1)
+                self.map(
+                    value, [self._value(other, key) for other in rest], depth + 1, _key(path, "DictKey", key)
+                )
                 for key, value in zip(tree.keys, tree.values)
             )
             return DictV(tree.keys, values)
@@ -110,10 +136,10 @@ class _Mapper:
             if not all(isinstance(other, VariableV) for other in rest):
                 raise _Unmappable("trees of different structures")
             children = [other.value for other in rest if isinstance(other, VariableV)]
-            return replace(tree, value=self.map(tree.value, children, depth + 1))
+            return replace(tree, value=self.map(tree.value, children, depth + 1, None))
         if isinstance(tree, (Unknown, InstanceV)):  # maybe a subtree: unknown here, known elsewhere
             return Unknown("jax.tree.map over a subtree whose structure is not known")
-        return self._apply([tree, *rest])
+        return self._apply([tree, *rest], path)
 
     def _children(self, other: Value, length: int) -> tuple[Value, ...]:
         if isinstance(other, Seq) and len(other.items) == length:
@@ -128,11 +154,15 @@ class _Mapper:
 
     def _is_leaf(self, tree: Value) -> bool | None:
         """What `is_leaf(tree)` answers; None when it cannot be decided for this subtree."""
-        if self.is_leaf_node is None:
-            raise _Unmappable("an is_leaf= that is not a lambda")
-        return truthiness(self._lambda(self.is_leaf_node, [tree]))
+        if self.is_leaf_node is not None:
+            return truthiness(self._lambda(self.is_leaf_node, [tree]))
+        call = self.call
+        assert self.is_leaf is not None
+        return truthiness(call.evaluator.call(self.is_leaf, [tree], {}, call.node, call.frame))
 
-    def _apply(self, leaves: list[Value]) -> Value:
+    def _apply(self, leaves: list[Value], path: tuple[Value, ...] | None) -> Value:
+        if self.with_path:
+            leaves = [Seq(path) if path is not None else Unknown("a key path not known here"), *leaves]
         if self.lambda_node is not None:
             return self._lambda(self.lambda_node, leaves)
         call = self.call

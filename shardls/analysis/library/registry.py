@@ -94,6 +94,7 @@ def tables() -> tuple[
         numpy_random,
         operations,
         pytrees,
+        regex,
         sharding,
         transforms,
     )
