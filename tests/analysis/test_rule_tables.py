@@ -189,6 +189,15 @@ def first_even(numbers):
         found = 0
     return found
 
+def collected(names, logger, reorder):
+    found = []
+    for n in names:
+        logger.info(n)
+        found.append(n)
+    if reorder:
+        found.sort()
+    return found
+
 def counted(n):
     total = 0
     while total < n:
@@ -200,12 +209,16 @@ x = jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P(axis)))
 y = jax.device_put(jnp.zeros((first_even((3, 4, 6)), 8)), NamedSharding(mesh, P("model")))
 z = jax.device_put(jnp.zeros((first_even((3, 5)) + 4, 8)), NamedSharding(mesh, P("model")))
 w = jax.device_put(jnp.zeros((counted(4), 8)), NamedSharding(mesh, P("model")))
+kept = jax.device_put(jnp.zeros((len(collected(("a", "b", "c", "d"), log, False)), 8)), NamedSharding(mesh, P("model")))
+sorted_ = jax.device_put(jnp.zeros((len(collected(("a", "b", "c", "d"), log, True)), 8)), NamedSharding(mesh, P("model")))
 """
     )
     sites = {s.name: s for s in analysis.sites}
     assert specs_by_name(analysis)["x"] == [("model",)]
     assert sites["y"].shard_shape == (1, 8)
     assert sites["z"].shard_shape == (1, 8)
-    shape = sites["w"].shape
-    assert shape is not None and not isinstance(shape[0], int)  # a `while` is not run: unknown
+    assert sites["kept"].shard_shape == (1, 8)  # `logger.info(n)` changes no local it follows
+    for unknown in ("w", "sorted_"):  # a `while` is not run; `.sort()` is not followed
+        shape = sites[unknown].shape
+        assert shape is not None and not isinstance(shape[0], int)
     assert not [d for d in analysis.diagnostics if d.severity.name == "ERROR"]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, truthiness, with_item
-from shardls.analysis.values import Const, Seq, Unknown, Value
+from shardls.analysis.values import Const, DictV, Seq, SetV, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator
@@ -226,11 +226,11 @@ class _Run:
         ):
             return env  # a docstring, or a call whose effects the lazy reading ignores as well
         name, method = call.func.value.id, call.func.attr
+        if not isinstance(env[name], (Seq, DictV, SetV)) or method in _PURE_METHODS:
+            return env  # not a container the run follows (`self.log(...)` leaves `self` known)
         args, kwargs = self.evaluator.call_arguments(call, replace(self.called, locals=env))
         after = mutated(env[name], method, args, kwargs, self.evaluator.limits.collection)
-        if after is None and method not in _PURE_METHODS:
-            after = Unknown(f"{name!r} after .{method}()", symbol=name)
-        return env if after is None else {**env, name: after}
+        return {**env, name: after or Unknown(f"{name!r} after .{method}()", symbol=name)}
 
     def _merge(self, envs: list[Env]) -> Env | None:
         """The locals after paths that meet again: a name that differs between them is the
@@ -252,9 +252,9 @@ class _Run:
         return merged
 
 
-_PURE_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count", "format", "join"})
-"""Methods of a local that leave it as it was (a call of any other method it does not know makes
-the local unknown)."""
+_PURE_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
+"""Methods of a list, dict or set that leave it as it was (a call of any other method that
+`known_values.mutated` does not know makes the local unknown)."""
 
 
 def _bound(target: ast.expr, value: Value, env: Env) -> Env:
