@@ -210,6 +210,7 @@ y = jax.device_put(jnp.zeros((first_even((3, 4, 6)), 8)), NamedSharding(mesh, P(
 z = jax.device_put(jnp.zeros((first_even((3, 5)) + 4, 8)), NamedSharding(mesh, P("model")))
 w = jax.device_put(jnp.zeros((counted(4), 8)), NamedSharding(mesh, P("model")))
 kept = jax.device_put(jnp.zeros((len(collected(("a", "b", "c", "d"), log, False)), 8)), NamedSharding(mesh, P("model")))
+huge = jax.device_put(jnp.zeros((len(collected(range(9000), log, False)), 8)), NamedSharding(mesh, P("model")))
 sorted_ = jax.device_put(jnp.zeros((len(collected(("a", "b", "c", "d"), log, True)), 8)), NamedSharding(mesh, P("model")))
 """
     )
@@ -218,7 +219,8 @@ sorted_ = jax.device_put(jnp.zeros((len(collected(("a", "b", "c", "d"), log, Tru
     assert sites["y"].shard_shape == (1, 8)
     assert sites["z"].shard_shape == (1, 8)
     assert sites["kept"].shard_shape == (1, 8)  # `logger.info(n)` changes no local it follows
-    for unknown in ("w", "sorted_"):  # a `while` is not run; `.sort()` is not followed
+    # a `while` is not run; `.sort()` is not followed; 9,000 appends are more than a run makes
+    for unknown in ("w", "sorted_", "huge"):
         shape = sites[unknown].shape
         assert shape is not None and not isinstance(shape[0], int)
     assert not [d for d in analysis.diagnostics if d.severity.name == "ERROR"]

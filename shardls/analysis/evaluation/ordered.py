@@ -65,7 +65,10 @@ class _Paths:
 @functools.lru_cache(maxsize=4096)
 def in_order(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the function's value depends on the order of its statements: it returns from
-    inside a `for` loop, or returns a name it assigns or mutates inside one."""
+    inside a `for` loop, or returns a name it assigns or mutates inside one. Never for a
+    generator or a coroutine, whose call gives no returned value."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        return False
     loop_names: set[str] = set()
     returned: set[str] = set()
     returns_in_loop = False
@@ -74,6 +77,8 @@ def in_order(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         current, in_loop = stack.pop()
         if isinstance(current, _NESTED):
             continue
+        if isinstance(current, (ast.Yield, ast.YieldFrom)):
+            return False
         if isinstance(current, ast.Return):
             returns_in_loop |= in_loop
             if current.value is not None:
