@@ -2,7 +2,7 @@
 order of their statements: a `return` inside a loop (the first rule that matches wins,
 EasyLM's `for rule, ps in rules: if re.search(rule, name) is not None: return ps`), or a
 returned name built in a loop (`keys.append(str(key.key))` for each key of a path, then
-`sep.join(keys)`).
+`sep.join(keys)`) or set in a loop that can `break` (`found = spec; break`).
 
 Elsewhere the evaluator reads a function lazily (a `return`'s value, with the names it reads
 looked up at that point), which cannot tell the first match from the others: a loop variable is
@@ -48,6 +48,23 @@ _DEFINING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, as
 """Statements that bind a name the evaluator reads from the scope (a nested `def`)."""
 
 
+_NOT_RUN = (
+    ast.Yield,
+    ast.YieldFrom,
+    ast.While,
+    ast.Try,
+    ast.With,
+    ast.AsyncWith,
+    ast.AsyncFor,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Delete,
+    ast.Match,
+)
+"""What makes a body not run in order, known before running it: a generator's call returns no
+value, and `_Run` does not run these statements (the run would stop there, wasted)."""
+
+
 class _Unsupported(Exception):
     """A statement this module does not run: the function is read lazily instead."""
 
@@ -65,36 +82,84 @@ class _Paths:
 @functools.lru_cache(maxsize=4096)
 def in_order(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the function's value depends on the order of its statements: it returns from
-    inside a `for` loop, or returns a name it assigns or mutates inside one. Never for a
-    generator or a coroutine, whose call gives no returned value."""
+    inside a `for` loop, or returns a name it grows inside one (`_grown_names`). Never for a
+    generator or a coroutine, whose call gives no returned value. Only statements are visited
+    (every function called is asked), expressions only where they bind or return a name."""
     if isinstance(node, ast.AsyncFunctionDef):
         return False
     loop_names: set[str] = set()
     returned: set[str] = set()
     returns_in_loop = False
-    stack: list[tuple[ast.AST, bool]] = [(stmt, False) for stmt in node.body]
+    stack: list[tuple[ast.stmt, int]] = [(stmt, _OUTSIDE) for stmt in node.body]
     while stack:
-        current, in_loop = stack.pop()
-        if isinstance(current, _NESTED):
+        stmt, loop = stack.pop()
+        if isinstance(stmt, _NESTED):
             continue
-        if isinstance(current, (ast.Yield, ast.YieldFrom)):
-            return False
-        if isinstance(current, ast.Return):
-            returns_in_loop |= in_loop
-            if current.value is not None:
-                returned.update(n.id for n in ast.walk(current.value) if isinstance(n, ast.Name))
-        if in_loop and isinstance(current, ast.Name) and isinstance(current.ctx, ast.Store):
-            loop_names.add(current.id)
-        if (
-            in_loop
-            and isinstance(current, ast.Call)
-            and isinstance(current.func, ast.Attribute)
-            and isinstance(current.func.value, ast.Name)
-        ):
-            loop_names.add(current.func.value.id)  # `keys.append(...)`
-        inner = in_loop or isinstance(current, ast.For)
-        stack.extend((child, inner) for child in ast.iter_child_nodes(current))
-    return returns_in_loop or bool(loop_names & returned)
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            returns_in_loop |= loop != _OUTSIDE
+            returned.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
+        elif loop != _OUTSIDE:
+            loop_names.update(_grown_names(stmt, loop == _BREAKING))
+        inner = max(loop, _loop_kind(stmt))
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend((child, inner) for child in getattr(stmt, block, ()) if isinstance(child, ast.stmt))
+        for handler in getattr(stmt, "handlers", ()):
+            stack.extend((child, inner) for child in handler.body)
+    if not (returns_in_loop or loop_names & returned):
+        return False
+    return not any(isinstance(n, _NOT_RUN) for n in _own_nodes(node))
+
+
+_OUTSIDE, _LOOPING, _BREAKING = 0, 1, 2
+"""Where a statement is: outside any `for` loop, in one, or in one that can `break` out."""
+
+
+def _loop_kind(stmt: ast.stmt) -> int:
+    """What a statement's body is in, as far as the statement itself decides."""
+    if not isinstance(stmt, ast.For):
+        return _OUTSIDE
+    stack = list(stmt.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Break):
+            return _BREAKING
+        if not isinstance(current, (*_NESTED, ast.For, ast.While)):
+            stack.extend(c for c in ast.iter_child_nodes(current) if isinstance(c, ast.stmt))
+    return _LOOPING
+
+
+def _grown_names(stmt: ast.stmt, breaking: bool) -> set[str]:
+    """The names a statement in a loop grows or changes in place: `keys.append(...)`,
+    `total += x`, `specs[name] = spec`; in a loop that can `break`, also a name assigned
+    (`found = spec; break`: the pass that breaks decides it). A name assigned anew in every
+    pass (`x = layer(x)`) is left to the lazy reading: running every such loop costs more than
+    what it tells."""
+    if breaking and isinstance(stmt, ast.Assign):
+        return {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        func = stmt.value.func
+        return (
+            {func.value.id} if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else set()
+        )
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        return {stmt.target.id}
+    if isinstance(stmt, ast.Assign):
+        return {
+            t.value.id for t in stmt.targets if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+        }
+    return set()
+
+
+def _own_nodes(node: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own body, not of the functions and classes nested in it."""
+    found: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        if not isinstance(current, _NESTED):
+            stack.extend(ast.iter_child_nodes(current))
+    return found
 
 
 def run_in_order(evaluator: Evaluator, info: FunctionInfo, called: Frame) -> Value | None:
