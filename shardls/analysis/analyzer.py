@@ -21,11 +21,13 @@ from shardls.analysis.file_settings import (
     file_environment,
 )
 from shardls.analysis.library import Library
+from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
 from shardls.analysis.pragmas import Pragmas, read_pragmas
-from shardls.analysis.recognition import TRIGGER, calls_pattern, find_meshes, recognized, run_recognizer
+from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.segment_cache import (
     FileCache,
+    R,
     SegmentResult,
     SiteOrder,
     Steps,
@@ -80,7 +82,9 @@ class Analyzer:
         self.workspace = workspace or Workspace()
         self.sharded_types = sharded_types
         self.producers = tuple(producers)
-        self._files: OrderedDict[str, FileCache] = OrderedDict()
+        self._files: OrderedDict[str, FileCache[SegmentResult]] = OrderedDict()
+        self._mesh_passes: OrderedDict[str, MeshPassCache] = OrderedDict()
+        """The mesh pass's outcomes of each segment (`mesh_pass`), kept like `_files`."""
         self._workspace_meshes = WorkspaceMeshes(self.workspace)
 
     def analyze(
@@ -96,6 +100,7 @@ class Analyzer:
             return self._analyze(path, text, settings or Settings(), progress)
         except BaseException:
             self._files.pop(path, None)
+            self._mesh_passes.pop(path, None)
             raise
         finally:
             if was_enabled:
@@ -128,7 +133,17 @@ class Analyzer:
         walker = Walker(evaluator, module, TRIGGER, calls_pattern())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
         walker.meshes.evaluate_bindings_where_written()
-        builder.file_meshes = find_meshes(evaluator, module, builder)
+        passes = _cache_of(
+            self._mesh_passes,
+            path,
+            (
+                settings,
+                device_count,
+                pragmas.mesh,
+                pass_fingerprint(walker.meshes.global_meshes, walker.meshes.mesh_setters),
+            ),
+        )
+        builder.file_meshes = find_meshes(evaluator, module, builder, self.workspace, passes)
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
             walker.on_statement = typing.statement
@@ -146,7 +161,7 @@ class Analyzer:
             walker.meshes.mesh_setters,  # a call of a new setter elsewhere changes what follows it
             builder.fallback_mesh,  # the workspace's only mesh changes with another file
         )
-        cache = self._file_cache(path, fingerprint)
+        cache: FileCache[SegmentResult] = _cache_of(self._files, path, fingerprint)
         stale = cache.stale(module, self.workspace)
         sites: list[Site] = []
         placed: list[Site] = []
@@ -230,16 +245,6 @@ class Analyzer:
             path, file_environment(device_count, settings), device_count.count
         )
 
-    def _file_cache(self, path: str, fingerprint: object) -> FileCache:
-        cache = self._files.get(path)
-        if cache is None or cache.fingerprint != fingerprint:
-            cache = FileCache(fingerprint)
-            self._files[path] = cache
-        self._files.move_to_end(path)
-        while len(self._files) > _CACHED_FILES:
-            self._files.popitem(last=False)
-        return cache
-
     def _analyze_segment(
         self,
         segment: Segment,
@@ -279,6 +284,18 @@ class Analyzer:
             None if ended is not None or evaluator.exhausted != exhausted else budget - left, budget
         )
         return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads, steps)
+
+
+def _cache_of(caches: OrderedDict[str, FileCache[R]], path: str, fingerprint: object) -> FileCache[R]:
+    """The kept results of a file in `caches`, dropped when `fingerprint` (what they all rest
+    on) changed; the least recently analysed files' go beyond `_CACHED_FILES`."""
+    cache = caches.get(path)
+    if cache is None or cache.fingerprint != fingerprint:
+        cache = caches[path] = FileCache(fingerprint)
+    caches.move_to_end(path)
+    while len(caches) > _CACHED_FILES:
+        caches.popitem(last=False)
+    return cache
 
 
 def _first_line(segment: Segment) -> Span:

@@ -1,6 +1,6 @@
 """Which calls of a file a recognizer handles, and running it on them: the cheap text tests that
-decide what is worth walking and evaluating, the mesh-constructor-only walk that finds the meshes a
-file builds, and the call of a recognizer once per combination of undecided argument values.
+decide what is worth walking and evaluating, and the call of a recognizer once per combination of
+undecided argument values (the walk that finds the meshes a file builds is `mesh_pass`).
 """
 
 from __future__ import annotations
@@ -11,44 +11,17 @@ import re
 from collections.abc import Iterable
 
 from shardls.analysis.evaluator import Evaluator
-from shardls.analysis.facts import MeshFact
 from shardls.analysis.library import CallArgs
-from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import context_mesh, tracing
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.values import guarded_alternatives, options
-from shardls.analysis.walker import Visit, Walker
-from shardls.analysis.workspace import MESH_TEXT
+from shardls.analysis.walker import Visit
 
 TRIGGER = re.compile(
     r"Mesh|mesh|PartitionSpec|\bPS?\(|Sharding|device_put|sharding|reshard|shard_map|with_partitioning|"
     r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit|Dense|partitioning"
 )
 """Segments that do not match cannot contain a site (the walker's trigger)."""
-
-
-def find_meshes(evaluator: Evaluator, module: ModuleInfo, builder: SiteBuilder) -> list[MeshFact]:
-    """The meshes a module builds (their problems reported by the builder). The walk visits only
-    statements that may call a mesh constructor, so it searches the callers of the functions
-    that do, not of every function that shares a segment with the word "mesh"."""
-    walker = Walker(evaluator, module, TRIGGER, _mesh_calls_pattern())
-    for segment in module.source.segments:
-        if not _mentions_meshes(segment.text):
-            continue
-        with evaluator.budget(evaluator.limits.statement_budget(len(segment.text))):
-            for visit, qualname in recognized(walker.visits([segment]), evaluator):
-                if qualname in MESH_CONSTRUCTORS:
-                    run_recognizer(builder, visit, qualname)
-    return _unique(builder.meshes.values())
-
-
-@functools.lru_cache(maxsize=20_000)
-def _mentions_meshes(text: str) -> bool:
-    """Whether a segment's text may build a mesh, by text: the segments a file keeps from one
-    edit to the next are the same strings, and searching all of them again took a tenth of an
-    edit's analysis of a 20k-line file."""
-    return MESH_TEXT.search(text) is not None
 
 
 def recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Visit, str]]:
@@ -103,13 +76,6 @@ def calls_pattern() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
 
 
-@functools.lru_cache(maxsize=1)
-def _mesh_calls_pattern() -> re.Pattern[str]:
-    """Statements that may call a mesh constructor (`_may_be_recognized` for those names only)."""
-    names = sorted({qualname.rsplit(".", 1)[-1] for qualname in MESH_CONSTRUCTORS})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
-
-
 def _final_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -144,10 +110,3 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
             recognizer(builder, visit, call)
         finally:
             builder.guard = frozenset()
-
-
-def _unique(facts: Iterable[MeshFact]) -> list[MeshFact]:
-    seen: dict[object, MeshFact] = {}
-    for fact in facts:
-        seen.setdefault(fact.span, fact)
-    return sorted(seen.values(), key=lambda f: (f.span is None, f.span))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
@@ -25,6 +26,19 @@ from shardls.analysis.workspace import Workspace
 _Key = tuple[str, str]
 """What a result read: ("name", n) for a name of the file's module, ("callee", n) for a name
 whose calls were searched, ("module", path) for another module of the workspace."""
+
+
+class Kept(Protocol):
+    """A segment's kept result, as `FileCache` indexes it: by what it read."""
+
+    @property
+    def reads(self) -> frozenset[_Key]: ...
+
+    @property
+    def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
+
+
+R = TypeVar("R", bound=Kept)
 
 
 @dataclass(frozen=True)
@@ -70,8 +84,20 @@ def segment_result(
     reads: Reads,
     steps: Steps,
 ) -> SegmentResult:
-    """The result of a segment of `module` whose analysis read `reads`. A name of another module
-    counts as reading that module (a function of it read its own globals)."""
+    """The result of a segment of `module` whose analysis read `reads`."""
+    keys, modules = read_keys(module, workspace, reads)
+    placed = tuple(placed_type(site) for site in sites)
+    order = tuple(site_order(site) for site in sites)
+    typed = any(site.kind in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME) for site in sites)
+    return SegmentResult(sites, placed, order, typed, diagnostics, keys, modules, steps)
+
+
+def read_keys(
+    module: ModuleInfo, workspace: Workspace, reads: Reads
+) -> tuple[frozenset[_Key], tuple[tuple[str, ModuleInfo | None], ...]]:
+    """What an evaluation of a segment of `module` read, as `FileCache` indexes it, and the
+    other modules read in the version read. A name of another module counts as reading that
+    module (a function of it read its own globals)."""
     keys: set[_Key] = {("callee", callee) for callee in reads.callees}
     modules: dict[str, ModuleInfo | None] = dict(reads.modules)
     for path, name in reads.names:
@@ -80,12 +106,7 @@ def segment_result(
         elif path not in modules:
             modules[path] = workspace.current(path)
     keys.update(("module", path) for path in modules)
-    placed = tuple(placed_type(site) for site in sites)
-    order = tuple(site_order(site) for site in sites)
-    typed = any(site.kind in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME) for site in sites)
-    return SegmentResult(
-        sites, placed, order, typed, diagnostics, frozenset(keys), tuple(modules.items()), steps
-    )
+    return frozenset(keys), tuple(modules.items())
 
 
 SiteOrder = tuple[int, int, int, int, str]
@@ -98,14 +119,14 @@ def site_order(site: Site) -> SiteOrder:
     return span.line, span.column, span.end_line, span.end_column, site.name or ""
 
 
-class FileCache:
-    """The kept segment results of one file, valid while `fingerprint` (what the whole file's
-    analysis rests on: settings, the device count, the file's meshes) is the same."""
+class FileCache(Generic[R]):
+    """The kept segment results of one file (of one pass over it), valid while `fingerprint`
+    (what the whole pass rests on: settings, the device count, the file's meshes) is the same."""
 
     def __init__(self, fingerprint: object) -> None:
         self.fingerprint = fingerprint
         self._module: ModuleInfo | None = None
-        self._entries: dict[int, tuple[Segment, SegmentResult]] = {}
+        self._entries: dict[int, tuple[Segment, R]] = {}
         self._readers: dict[_Key, set[int]] = {}
         self._by_tree: dict[int, int] = {}
         """The key of the entry of each segment tree (its statements tuple): a segment whose
@@ -127,9 +148,7 @@ class FileCache:
             stale.update(self._readers.get(key, ()))
         return stale
 
-    def kept(
-        self, segment: Segment, stale: set[int], carries: Callable[[Segment, SegmentResult], bool]
-    ) -> SegmentResult | None:
+    def kept(self, segment: Segment, stale: set[int], carries: Callable[[Segment, R], bool]) -> R | None:
         """The result kept for `segment`, if it still holds; one that does not is dropped (the
         segment may no longer be analysed at all: a later edit must not find it). A segment the
         edit gave a new text but left its tree (`same_tree`) takes the result of the segment it
@@ -142,9 +161,7 @@ class FileCache:
             return None
         return entry[1]
 
-    def _carried(
-        self, segment: Segment, stale: set[int], carries: Callable[[Segment, SegmentResult], bool]
-    ) -> SegmentResult | None:
+    def _carried(self, segment: Segment, stale: set[int], carries: Callable[[Segment, R], bool]) -> R | None:
         key = self._by_tree.get(id(segment.body))
         if key is None:
             return None
@@ -155,7 +172,7 @@ class FileCache:
         self.keep(segment, result)
         return result
 
-    def keep(self, segment: Segment, result: SegmentResult) -> None:
+    def keep(self, segment: Segment, result: R) -> None:
         self._forget(id(segment))
         self._entries[id(segment)] = (segment, result)
         if segment.body:

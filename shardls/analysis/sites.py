@@ -104,6 +104,19 @@ def recognizer_for(qualname: str) -> Recognizer | None:
 
 
 @dataclass
+class SharedState:
+    """What one part of a file's analysis asked of the builder's state shared with the rest (the
+    meshes made and the reports and sites seen so far) and what it added: the mesh pass keeps a
+    segment's outcome while the answers it got stay the same (`mesh_pass`)."""
+
+    meshes_asked: dict[object, MeshFact | None] = field(default_factory=dict)
+    """Each mesh key looked up, with the first answer (before the part added it)."""
+    seen_asked: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    meshes_added: list[tuple[object, MeshFact]] = field(default_factory=list)
+    seen_added: list[tuple[object, ...]] = field(default_factory=list)
+
+
+@dataclass
 class SiteBuilder:
     """Collects the sites, meshes and diagnostics of one file."""
 
@@ -126,6 +139,8 @@ class SiteBuilder:
     guard: frozenset[Guard] = frozenset()
     """The `if` branches of the call being recognised: a dimension that depends on a condition
     expands only to the outcomes of those branches."""
+    shared: SharedState | None = None
+    """When set, what is asked of and added to the shared state is noted there."""
 
     # -- meshes -----------------------------------------------------------------------------
 
@@ -133,6 +148,8 @@ class SiteBuilder:
         """The resolved mesh of a MeshV (device count applied), reporting its problems once."""
         key: object = (value.path, value.span, value.mesh) if value.span is not None else id(value)
         known = self.meshes.get(key)
+        if self.shared is not None:
+            self.shared.meshes_asked.setdefault(key, known)
         if known is not None:
             # The same mesh read with an assumption of its own (a global rebound below).
             extra = tuple(a for a in value.assumptions if a not in known.assumed)
@@ -168,6 +185,8 @@ class SiteBuilder:
             resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
         )
         self.meshes[key] = fact
+        if self.shared is not None:
+            self.shared.meshes_added.append((key, fact))
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
                 certain = problem.code in _MESH_STRUCTURE_CODES
@@ -367,9 +386,8 @@ class SiteBuilder:
                         assumed=tuple(uncertain),
                     )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
-        if key in self._seen:
+        if not self._first_time(key):
             return None
-        self._seen.add(key)
         site = Site(
             kind,
             span,
@@ -393,6 +411,32 @@ class SiteBuilder:
         self.sites.append(site)
         return site
 
+    def answers_alike(self, shared: SharedState) -> bool:
+        """Whether the shared state answers what a part of the analysis asked of it as it did
+        then. A mesh keyed by identity (one with no span) is never asked again."""
+        return all(
+            self.meshes.get(key) == known
+            for key, known in shared.meshes_asked.items()
+            if not isinstance(key, int)
+        ) and all((key in self._seen) == seen for key, seen in shared.seen_asked.items())
+
+    def take(self, shared: SharedState) -> None:
+        """Add what a part of the analysis added to the shared state, as it did (a mesh keyed by
+        the identity of a value of an earlier analysis gets a key of its own)."""
+        for key, fact in shared.meshes_added:
+            self.meshes[object() if isinstance(key, int) else key] = fact
+        self._seen.update(shared.seen_added)
+
+    def _first_time(self, key: tuple[object, ...]) -> bool:
+        """Whether `key` (a site's or a report's) is new; it is seen from now on."""
+        seen = key in self._seen
+        if self.shared is not None:
+            self.shared.seen_asked.setdefault(key, seen)
+            if not seen:
+                self.shared.seen_added.append(key)
+        self._seen.add(key)
+        return not seen
+
     def _built_here(self, sharding: ShardingV | None) -> Span | None:
         """Where a sharding was built, when this file built it with `NamedSharding(...)`."""
         if sharding is None or sharding.span is None or sharding.path not in (None, self.path):
@@ -414,10 +458,8 @@ class SiteBuilder:
         """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
         default device count) is at most a warning that says what was assumed: only facts from
         the code and the user's settings make an error."""
-        key = (span, problem.code, problem.message)
-        if key in self._seen:
+        if not self._first_time((span, problem.code, problem.message)):
             return
-        self._seen.add(key)
         data = dict(problem.data)
         if site_name:
             data["site"] = site_name

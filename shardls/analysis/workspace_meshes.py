@@ -16,7 +16,7 @@ from dataclasses import replace
 from shardls.analysis.evaluator import Evaluator, Limits
 from shardls.analysis.facts import MeshFact
 from shardls.analysis.library import Environment, Library
-from shardls.analysis.recognition import find_meshes
+from shardls.analysis.mesh_pass import find_meshes
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.workspace import MESH_TEXT, WORKSPACE_MESH, Workspace, WorkspaceReads
@@ -115,7 +115,7 @@ class WorkspaceMeshes:
         allowed = min(budget, Limits().file_budget(len(text)))
         evaluator = Evaluator(self.workspace, library, budget=allowed)
         scan = SiteBuilder(evaluator, library, path, device_count, None, False, None, [])
-        meshes = find_meshes(evaluator, module, scan)
+        meshes = find_meshes(evaluator, module, scan, self.workspace)
         spent = allowed - (evaluator.budget_left or 0)
         if not evaluator.budget_left:
             return None, spent
