@@ -43,19 +43,30 @@ def reparse(parser: SegmentParser, old: ParsedSource, text: str, budget: int) ->
     edit = line_edit(old.text, old.lines, text)
     first, new_last, delta, lines = edit.first, edit.new_last, edit.delta, edit.lines
 
-    segment = _window(old, layout, first)
-    begin = old.segments[segment].first_line
-    if layout.scan.unclosed and layout.scan.unclosed[0] < begin:
-        return None
-    offset = edit.start - sum(len(line) + 1 for line in lines[begin:first])
-    window, resync = _resync(old, layout.scan, lines, text, begin, offset, edit.end + 1, new_last + 1, delta)
+    # A string the edit opens or closes can change which lines above it may start a statement:
+    # then the pass starts far enough above the first of those too (a merge of the segment 12
+    # starts above reaches it, and past the end of the file when fewer starts follow).
+    reach = first
+    while True:
+        segment = _window(old, layout, reach)
+        begin = old.segments[segment].first_line
+        if layout.scan.unclosed and layout.scan.unclosed[0] < begin:
+            return None
+        offset = edit.start - sum(len(line) + 1 for line in lines[begin:first])
+        window, resync = _resync(
+            old, layout.scan, lines, text, begin, offset, edit.end + 1, new_last + 1, delta
+        )
+        joined = _Joined(layout.scan, window, begin)
+        kept = bisect.bisect_left(layout.starts, begin)
+        window_starts = segment_starts(lines, joined, begin, resync)
+        if begin == 0 and (not window_starts or window_starts[0] != 0):
+            window_starts.insert(0, 0)
+        old_starts = layout.starts[kept : bisect.bisect_left(layout.starts, resync - delta)]
+        moved_up = _first_changed_start(old_starts, window_starts)
+        if moved_up is None or moved_up >= reach or _window(old, layout, moved_up) >= segment:
+            break
+        reach = moved_up
     old_resync = resync - delta
-
-    joined = _Joined(layout.scan, window, begin)
-    kept = bisect.bisect_left(layout.starts, begin)
-    window_starts = segment_starts(lines, joined, begin, resync)
-    if begin == 0 and (not window_starts or window_starts[0] != 0):
-        window_starts.insert(0, 0)
     after = bisect.bisect_left(layout.starts, old_resync)
     starts = (*layout.starts[:kept], *window_starts, *_moved(layout.starts[after:], delta))
 
@@ -205,6 +216,17 @@ def _unchanged(old: Sequence[Segment], new: list[Segment], used: set[int]) -> li
     used.difference_update(_firsts(dropped))
     used.update(_firsts(restored))
     return found
+
+
+def _first_changed_start(old: Sequence[int], new: Sequence[int]) -> int | None:
+    """The first line where the starts the pass found (`new`) and the old starts of the same
+    lines (`old`) part: the lower of the two that differ, or the first that only one has (None:
+    they are the same)."""
+    for before, now in zip(old, new):
+        if before != now:
+            return min(before, now)
+    longer = old if len(old) > len(new) else new
+    return longer[min(len(old), len(new))] if len(old) != len(new) else None
 
 
 def _segment_containing(segments: Sequence[Segment], line: int) -> int:
