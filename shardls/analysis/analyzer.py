@@ -143,7 +143,7 @@ class Analyzer:
                 pass_fingerprint(walker.meshes.global_meshes, walker.meshes.mesh_setters),
             ),
         )
-        builder.file_meshes = find_meshes(evaluator, module, builder, self.workspace, passes)
+        builder.file_meshes = find_meshes(evaluator, module, builder, (passes, self.workspace))
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
             walker.on_statement = typing.statement

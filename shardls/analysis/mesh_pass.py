@@ -55,15 +55,16 @@ def find_meshes(
     evaluator: Evaluator,
     module: ModuleInfo,
     builder: SiteBuilder,
-    workspace: Workspace,
-    cache: MeshPassCache | None = None,
+    kept: tuple[MeshPassCache, Workspace] | None = None,
 ) -> list[MeshFact]:
     """The meshes a module builds (their problems reported by the builder). The walk visits only
     statements that may call a mesh constructor, so it searches the callers of the functions
-    that do, not of every function that shares a segment with the word "mesh". With `cache` (the
-    file's kept outcomes), a segment whose kept outcome still holds is not walked again."""
+    that do, not of every function that shares a segment with the word "mesh". With `kept` (the
+    file's kept outcomes and its workspace), a segment whose kept outcome still holds is not
+    walked again."""
     walker = Walker(evaluator, module, TRIGGER, _mesh_calls_pattern())
-    stale = cache.stale(module, workspace) if cache is not None else set()
+    cache, workspace = kept if kept is not None else (None, None)
+    stale = cache.stale(module, workspace) if cache is not None and workspace is not None else set()
 
     def carries(segment: Segment, result: MeshPassResult) -> bool:
         """An outcome of the same tree under another text holds when no budget cut it short
@@ -88,17 +89,18 @@ def find_meshes(
 
 
 def walk_segment(
-    walker: Walker, builder: SiteBuilder, segment: Segment, workspace: Workspace
+    walker: Walker, builder: SiteBuilder, segment: Segment, workspace: Workspace | None
 ) -> MeshPassResult:
     """Run the mesh constructors' recognizer on every call of theirs the segment makes, noting
-    what that read and what it asked of and added to the builder's shared state. The
-    evaluator's context fields are left as they were found (a replayed outcome leaves them too).
-    Tests count the walks an edit costs by this function."""
+    what it asked of and added to the builder's shared state and, given the `workspace` (for an
+    outcome to be kept), what it read. The evaluator's context fields are left as they were
+    found (a replayed outcome leaves them too). Tests count the walks an edit costs by this
+    function."""
     evaluator = builder.evaluator
-    shared, reads = SharedState(), Reads()
+    shared, reads = SharedState(), Reads() if workspace is not None else None
     outer_reads, outer_shared = evaluator.reads, builder.shared
     context = evaluator.context_mesh, evaluator.tracing, evaluator.context
-    evaluator.reads, builder.shared = reads, shared
+    evaluator.reads, builder.shared = (outer_reads if reads is None else reads), shared
     first = len(builder.diagnostics)
     exhausted = evaluator.exhausted
     budget = evaluator.limits.statement_budget(len(segment.text))
@@ -111,11 +113,18 @@ def walk_segment(
     finally:
         evaluator.reads, builder.shared = outer_reads, outer_shared
         evaluator.context_mesh, evaluator.tracing, evaluator.context = context
-        if outer_reads is not None:
+        if outer_reads is not None and reads is not None:
             outer_reads.add(reads)
     steps = Steps(budget - left if evaluator.exhausted == exhausted else None, budget)
-    keys, modules = read_keys(walker.module, workspace, reads)
+    keys, modules = (
+        read_keys(walker.module, workspace, reads)
+        if reads is not None and workspace is not None
+        else _NOTHING
+    )
     return MeshPassResult(shared, tuple(builder.diagnostics[first:]), keys, modules, steps)
+
+
+_NOTHING: tuple[frozenset[tuple[str, str]], tuple[tuple[str, ModuleInfo | None], ...]] = (frozenset(), ())
 
 
 def pass_fingerprint(global_meshes: tuple[MeshContext, ...], mesh_setters: frozenset[str]) -> object:

@@ -115,7 +115,7 @@ class WorkspaceMeshes:
         allowed = min(budget, Limits().file_budget(len(text)))
         evaluator = Evaluator(self.workspace, library, budget=allowed)
         scan = SiteBuilder(evaluator, library, path, device_count, None, False, None, [])
-        meshes = find_meshes(evaluator, module, scan, self.workspace)
+        meshes = find_meshes(evaluator, module, scan)
         spent = allowed - (evaluator.budget_left or 0)
         if not evaluator.budget_left:
             return None, spent
