@@ -10,7 +10,16 @@ import pytest
 
 from shardls.analysis import mesh_pass
 from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.facts import FileAnalysis
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.facts import FileAnalysis, Span
+from shardls.analysis.file_settings import file_device_count, file_environment
+from shardls.analysis.library import Library
+from shardls.analysis.pragmas import Pragmas
+from shardls.analysis.settings import Settings
+from shardls.analysis.sites import SharedState, SiteBuilder
+from shardls.analysis.values import MeshV
+from shardls.analysis.workspace import Workspace
+from shardls.core.mesh import Mesh
 
 PATH = "/virtual/meshes.py"
 
@@ -95,3 +104,30 @@ def test_problems_follow_the_mesh_as_edits_make_and_mend_them(walks: list[int]) 
     assert _edit(analyzer, walks, MODEL) == [6]
     reported = analyzer.analyze(PATH, MODEL).diagnostics
     assert sorted({d.span.line for d in reported if d.code.startswith("SH1")}) == [13]
+
+
+def _builder() -> SiteBuilder:
+    device_count = file_device_count(Pragmas(), Settings())
+    library = Library(file_environment(device_count, Settings()))
+    return SiteBuilder(Evaluator(Workspace(), library), library, PATH, 8, None, False, None, [])
+
+
+def test_a_kept_outcome_stands_only_while_the_shared_state_answers_alike() -> None:
+    """What a segment's walk asked of the builder's state shared with the other segments (is
+    this mesh made, this problem reported?) decides whether its kept outcome may be replayed:
+    taken into a builder that answers alike, it leaves that builder as the walk left its own."""
+    wrong = MeshV(Mesh(("x",), (16,)), Span(13, 7, 13, 33), PATH)  # 16 devices of 8
+    walked = _builder()
+    walked.shared = SharedState()
+    walked.mesh_fact(wrong, "wrong")
+    shared = walked.shared
+    assert shared.meshes_added and shared.seen_added and walked.diagnostics
+
+    fresh = _builder()
+    assert fresh.answers_alike(shared)
+    fresh.take(shared)
+    assert fresh.meshes == walked.meshes
+    # Made and reported already: a walk would now find the mesh and report nothing again.
+    assert not fresh.answers_alike(shared)
+    fresh.mesh_fact(wrong, "wrong")
+    assert fresh.diagnostics == []
