@@ -73,6 +73,9 @@ class Evaluator:
         """Each literal's value where it is written (by node, segment line and module: all its
         origin says), with the node kept alive; a loop or comprehension reads the same literals
         thousands of times."""
+        self.quiet_names: dict[tuple[int, int], tuple[ast.expr, Scope, frozenset[str] | None]] = {}
+        """`evaluation/unused.py`'s names read by an argument, per expression and scope (both
+        kept alive)."""
         self.reads: Reads | None = None
         """When set, every module-level name and workspace module the evaluation reads is noted."""
         self.typing: TypeRecorder | None = None

@@ -12,6 +12,7 @@ from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
 from shardls.analysis.evaluation.ordered import in_order, run_in_order
+from shardls.analysis.evaluation.unused import ignored_call_reason
 from shardls.analysis.node_memo import per_node
 from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
@@ -43,6 +44,9 @@ a constructor run by a recognizer)."""
 
 def _eval_Call(evaluator: Evaluator, node: ast.Call, frame: Frame) -> Value:
     func = evaluator.eval(node.func, frame)
+    ignored = ignored_call_reason(evaluator, func, node, frame)
+    if ignored is not None:  # a library function not modelled: its arguments change nothing
+        return Unknown(ignored)
     args: list[Value] = []
     for arg in node.args:
         if isinstance(arg, ast.Starred):
@@ -122,6 +126,8 @@ def call_function(
     returns = info.returns
     if not returns:
         return Const(None)
+    if _recurs_on_nothing_new(info, locals_, frame):
+        return Unknown(f"calls nested too deeply in {info.qualname}()")
     traced = traced_by_decorator(info.node)
     outside = evaluator.tracing
     evaluator.tracing = True if traced or outside else None if traced is None else outside
@@ -132,6 +138,31 @@ def call_function(
         )
     finally:
         evaluator.tracing = outside
+
+
+def _recurs_on_nothing_new(info: FunctionInfo, locals_: Mapping[str, Value], frame: Frame) -> bool:
+    """Whether this is a call of a function from its own body (`frame`: where the call is
+    evaluated, whose locals are the outer call's arguments) that gives it nothing the outer call
+    did not have: each argument unknown, or the outer call's very value. The inner call would
+    evaluate the same body knowing less, and call itself again the same way, down to the
+    call-depth limit: a helper that recurses into the fields of an undecided type
+    (`update_slice(x.quant, ...)` under `if is_type(x, QuantArray)` with `x` unknown) was
+    evaluated 2**10 ways, each level's arguments differing only by the symbol of an unknown
+    axis, so no memo answered. Its value is what that limit gives, without the descent. Only a
+    direct call from the function's own body: the answer then depends on nothing but the outer
+    call's arguments, as the memo of the outer call (`_returned_once`) requires."""
+    function = frame.scope.function
+    if function is None or function.node is not info.node:
+        return False
+    outer = frame.locals
+    for param in info.params:
+        inner = locals_.get(param.arg)
+        if inner is None:
+            if param.arg in outer:
+                return False  # a default where the outer call had an argument
+        elif not isinstance(inner, Unknown) and outer.get(param.arg) is not inner:
+            return False
+    return True
 
 
 def _returned_once(

@@ -34,6 +34,15 @@ class LibraryCalls(Protocol):
         frame: Frame,
     ) -> Value | None: ...
 
+    def models_call(self, qualname: str) -> bool:
+        """Whether `call` may answer for `qualname` (else its result is unknown, whatever the
+        arguments)."""
+        ...
+
+    def models_method(self, method: BoundMethod) -> bool:
+        """Whether `method` may answer for this method (else its result is unknown)."""
+        ...
+
     def attribute(
         self, evaluator: Evaluator, base: Value, attr: str, node: ast.AST, frame: Frame
     ) -> Value | None: ...

@@ -174,6 +174,14 @@ class Library:
         call = CallArgs(evaluator, self, qualname, args, kwargs, node, frame)
         return typed_call(call, handler(call) if handler is not None else None)
 
+    def models_call(self, qualname: str) -> bool:
+        return qualname in self.calls or has_call_rule(qualname)
+
+    def models_method(self, method: BoundMethod) -> bool:
+        return (type(method.base).__name__, method.name) in self.methods or (
+            isinstance(method.base, ArrayV) and has_method(method.name)
+        )
+
     def _call_each(
         self,
         evaluator: Evaluator,
