@@ -302,7 +302,7 @@ def guarded_options(value: Value) -> Iterator[tuple[Value, frozenset[Guard]]]:
 
 def consistent(guard: frozenset[Guard]) -> bool:
     """Whether one run can take every branch of `guard` (never both branches of one `if`)."""
-    return len({statement for statement, _ in guard}) == len(guard)
+    return len(guard) < 2 or len({statement for statement, _ in guard}) == len(guard)
 
 
 def options(value: Value) -> Iterator[Value]:

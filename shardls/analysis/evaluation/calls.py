@@ -142,26 +142,31 @@ def call_function(
 
 def _recurs_on_nothing_new(info: FunctionInfo, locals_: Mapping[str, Value], frame: Frame) -> bool:
     """Whether this is a call of a function from its own body (`frame`: where the call is
-    evaluated, whose locals are the outer call's arguments) that gives it nothing the outer call
-    did not have: each argument unknown, or the outer call's very value. The inner call would
-    evaluate the same body knowing less, and call itself again the same way, down to the
-    call-depth limit: a helper that recurses into the fields of an undecided type
-    (`update_slice(x.quant, ...)` under `if is_type(x, QuantArray)` with `x` unknown) was
-    evaluated 2**10 ways, each level's arguments differing only by the symbol of an unknown
-    axis, so no memo answered. Its value is what that limit gives, without the descent. Only a
-    direct call from the function's own body: the answer then depends on nothing but the outer
-    call's arguments, as the memo of the outer call (`_returned_once`) requires."""
+    evaluated, whose locals are the outer call's arguments, or those of the context the walker
+    gives the body) that gives it nothing the outer call did not have: each argument the outer
+    one (or an equal value), or unknown where the outer one was unknown too. The inner call
+    would evaluate the same body knowing no more, and call itself again the same way, down to
+    the call-depth limit: a helper that recurses into the fields of an undecided type
+    (`update_slice(x.quant, ...)` under `if is_type(x, QuantArray)` with `x` unknown, gemma4)
+    was evaluated once per level and branch, hundreds of times, each level's arguments
+    differing from the last only by the reason or symbol of an unknown, so no memo answered.
+    Its value is what that limit gives, without the descent. Only a direct call from the
+    function's own body: the answer then depends on nothing but the outer call's arguments,
+    which every memo of that evaluation is keyed by (`_returned_once`, the bindings' memos)."""
     function = frame.scope.function
-    if function is None or function.node is not info.node:
-        return False
-    outer = frame.locals
+    return function is not None and function.node is info.node and _nothing_new(info, locals_, frame.locals)
+
+
+def _nothing_new(info: FunctionInfo, inner: Mapping[str, Value], outer: Mapping[str, Value]) -> bool:
     for param in info.params:
-        inner = locals_.get(param.arg)
-        if inner is None:
-            if param.arg in outer:
-                return False  # a default where the outer call had an argument
-        elif not isinstance(inner, Unknown) and outer.get(param.arg) is not inner:
-            return False
+        now = inner.get(param.arg)
+        before = outer.get(param.arg)
+        if now is None or before is None:
+            if now is not before:
+                return False  # a default where the outer call had an argument, or the reverse
+        elif now is not before and not (isinstance(now, Unknown) and isinstance(before, Unknown)):
+            if now != before:
+                return False
     return True
 
 

@@ -77,6 +77,12 @@ class BindingMemos:
     that gets the memo, since each reader's incremental result depends on it as much as the
     first reader's did (a segment that read an imported constant through the memo was not
     analysed again when the imported file changed)."""
+    joined: dict[tuple[int, ...], tuple[list[Binding], list[Value], Value]] = field(default_factory=dict)
+    """The choice of several bindings' values (`bindings_value`), by the bindings and the very
+    values (kept with it, so that no id is reused): the values are memoised, so a name read
+    again joins the same values, and joining options of options, each compared with the
+    others, was most of the time of keras' `deserialize_keras_object` (a `config` rebound in
+    a dozen branches)."""
     kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
     """The locals the memos above are keyed by (by id), kept alive so that no later call's
     locals can get the same id and be answered with another call's values."""
@@ -143,7 +149,13 @@ def bindings_value(
     values = [evaluator.binding_value(binding, scope, frame) for binding in chosen]
     if len(values) == 1:
         return values[0]
-    return evaluator.choice(values, [frozenset((id(s), branch) for s, branch in b.guards) for b in chosen])
+    key = tuple(map(id, chosen)) + tuple(map(id, values))
+    joined = evaluator.memos.joined.get(key)
+    if joined is None:
+        guards = [frozenset((id(s), branch) for s, branch in b.guards) for b in chosen]
+        joined = (chosen, values, evaluator.choice(values, guards))
+        evaluator.memos.joined[key] = joined
+    return joined[2]
 
 
 def _reachable(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame | None) -> bool:
