@@ -12,6 +12,7 @@ axis that a value cannot see from where it is made: it is not modelled (`stacked
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.arrays import array_attributes
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
-from shardls.analysis.scopes import Scope
+from shardls.analysis.scopes import ModuleInfo, Scope
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Ref, Value
 
 if TYPE_CHECKING:
@@ -64,10 +65,25 @@ def stacked_creation(frame: Frame) -> bool:
 
 
 def _passed_to_a_transform(frame: Frame, name: str) -> bool:
-    module = frame.module
-    passed = re.compile(rf"\b(?:vmap|scan)\(\s*{re.escape(name)}\b")
-    segments = {i for transform in _STACKING for i in module.call_index.get(transform, ())}
-    return any(passed.search(module.source.segments[i].text) for i in segments)
+    return name in _passed_names(frame.module)
+
+
+_PASSED = re.compile(r"\b(?:vmap|scan)\((?=\s*(\w+))")
+"""A `vmap(` or `scan(` and the word passed first (read ahead, so that `vmap(vmap(f` finds both)."""
+_PASSED_NAMES: weakref.WeakKeyDictionary[ModuleInfo, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _passed_names(module: ModuleInfo) -> frozenset[str]:
+    """The words a module passes first to `vmap(` or `scan(`, read once per module: every
+    `nnx.Param(...)` evaluated in a function asked for its function, and each question searched
+    the text of every segment that calls either (a test class of thousands of lines, 645 times
+    in flax's `tests/nnx/transforms_test.py`)."""
+    found = _PASSED_NAMES.get(module)
+    if found is None:
+        segments = sorted({i for transform in _STACKING for i in module.call_index.get(transform, ())})
+        texts = (module.source.segments[i].text for i in segments)
+        found = _PASSED_NAMES[module] = frozenset(m.group(1) for t in texts for m in _PASSED.finditer(t))
+    return found
 
 
 @calls(*(f"flax.nnx.{kind}" for kind in VARIABLE_KINDS))
