@@ -10,6 +10,7 @@ never wrong, only less.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Mapping
 
 from shardls.analysis.sharded.propagate import untyped
@@ -18,11 +19,12 @@ from shardls.analysis.values import Value
 _AUTO_AXES = ("auto_axes",)
 
 
+@functools.lru_cache(maxsize=8_192)
 def under_auto_axes(node: ast.AST) -> bool:
     """Whether the function is decorated with `auto_axes` (`@auto_axes`, `@jax.sharding.auto_axes`,
     `@partial(auto_axes, out_sharding=...)`, `@auto_axes(axes=...)`)."""
     decorators = getattr(node, "decorator_list", ())
-    return any(name in ast.unparse(d) for d in decorators for name in _AUTO_AXES)
+    return any(name in ast.unparse(d) for d in decorators for name in _AUTO_AXES)  # once per function
 
 
 def without_types(values: Mapping[str, Value]) -> dict[str, Value]:

@@ -194,7 +194,10 @@ def _defines_setter(value: Value) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _runs_set_mesh(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the body has a `set_mesh(...)` statement; once per function (each pass over a
+    module asks of its definitions, walking a test class of thousands of lines again)."""
     return any(
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.nnx import VmapV, stacked_context
 from shardls.analysis.recognizers.wrapped import Application, call_sites
+from shardls.analysis.reuse import reuse_of
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sharded.nnx_vmapped import NNX_VMAP_API, Vmap, body_locals, decorator_vmap, of_nnx
 from shardls.analysis.values import FunctionV, Value, options
@@ -105,12 +106,7 @@ def _wrapped_calls(
     walker: Walker, transform: str, info: FunctionInfo, defined: Frame, depth: int
 ) -> Iterator[tuple[dict[str, Value], Context]]:
     evaluator = walker.evaluator
-    for visit in walker.calls_named(transform, depth):
-        wrapped = visit.call.args[0] if visit.call.args else None
-        if not (isinstance(wrapped, ast.Name) and wrapped.id == info.name):
-            continue
-        wrapper = evaluator.evaluate(visit.call, visit.frame)
-        function = evaluator.evaluate(wrapped, visit.frame)
+    for visit, wrapper, function in _wrapping(walker, transform, info.name, depth):
         if not any(getattr(getattr(o, "func", None), "node", None) is info.node for o in options(function)):
             continue
         where = f"nnx.{transform}({info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
@@ -118,6 +114,25 @@ def _wrapped_calls(
         caller = replace(visit.context, call_site=where)
         for args, kwargs in _arguments(walker, visit, info, depth, vmap is not None):
             yield _run(evaluator, info, defined, vmap, args, kwargs, caller, wrapper)
+
+
+def _wrapping(walker: Walker, transform: str, name: str, depth: int) -> list[tuple[Visit, Value, Value]]:
+    """The calls `transform(name, ...)` of the module, each with its value and that of `name`
+    there. Found once per analysis (`analysis/reuse.py`), not once per function of that name:
+    a test file defines `f` in hundreds of tests, and each evaluated every `nnx.vmap(f, ...)`."""
+    evaluator = walker.evaluator
+
+    def find() -> list[tuple[Visit, Value, Value]]:
+        found = []
+        for visit in walker.calls_named(transform, depth):
+            wrapped = visit.call.args[0] if visit.call.args else None
+            if isinstance(wrapped, ast.Name) and wrapped.id == name:
+                wrapper = evaluator.evaluate(visit.call, visit.frame)
+                found.append((visit, wrapper, evaluator.evaluate(wrapped, visit.frame)))
+        return found
+
+    key = ("wrapping", id(walker.module), transform, name, depth)
+    return reuse_of(evaluator).answer(key, (walker.module,), find)
 
 
 def _arguments(
