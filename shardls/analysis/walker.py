@@ -105,8 +105,10 @@ class Walker:
     (the typing pass evaluates the arrays it computes)."""
     _mentions: dict[tuple[ast.stmt, str | None], bool] = field(default_factory=dict, init=False, repr=False)
     """`_may_call`'s answers."""
-    _words: dict[ast.stmt, frozenset[str]] = field(default_factory=dict, init=False, repr=False)
-    """`_words_of`'s answers."""
+    _words: dict[ast.stmt, frozenset[str] | None] = field(default_factory=dict, init=False, repr=False)
+    """`_words_of`'s answers (None: asked once, answered by a search of the text)."""
+    _triggered: dict[int, tuple[Segment, bool]] = field(default_factory=dict, init=False, repr=False)
+    """Whether each segment matches `trigger`, by the segment (kept alive with the answer)."""
 
     @cached_property
     def meshes(self) -> ModuleMeshes:
@@ -120,7 +122,10 @@ class Walker:
 
     def wanted(self, segment: Segment) -> bool:
         """Whether the segment may hold a site (or, with `also`, what else a pass looks for)."""
-        return bool(self.trigger.search(segment.text)) or (self.also is not None and self.also(segment))
+        kept = self._triggered.get(id(segment))
+        if kept is None:  # asked by every pass over the segment: its text is searched once
+            kept = self._triggered[id(segment)] = (segment, bool(self.trigger.search(segment.text)))
+        return kept[1] or (self.also is not None and self.also(segment))
 
     def _segments(self, segments: Iterable[Segment], search: _Search) -> Iterator[Visit]:
         scope = self.module.scope
@@ -191,19 +196,24 @@ class Walker:
         key = (stmt, callee)
         found = self._mentions.get(key)
         if found is None:
-            if callee is not None and callee.isidentifier() and _WORD.fullmatch(callee):
-                found = callee in self._words_of(stmt, segment)
+            words = self._words_of(stmt, segment) if callee is not None else None
+            if words is not None and callee is not None and _WORD.fullmatch(callee):
+                found = callee in words
             else:
                 text = node_text(segment, stmt)
                 found = mentions(text, callee) if callee is not None else bool(self.calls.search(text))
             self._mentions[key] = found
         return found
 
-    def _words_of(self, stmt: ast.stmt, segment: Segment) -> frozenset[str]:
-        """The words of a statement's text, read once per statement: whether it names a callee
-        as a whole word (`mentions`) is asked for every callee searched, and a search of the text
-        per callee cost a test class of thousands of lines 24,000 regular-expression scans."""
-        words = self._words.get(stmt)
+    def _words_of(self, stmt: ast.stmt, segment: Segment) -> frozenset[str] | None:
+        """The words of a statement's text, once it is asked about a second callee (None the
+        first time: one search of the text is cheaper than reading all its words). Whether it
+        names a callee as a whole word (`mentions`) is asked for every callee searched, and a
+        search of the text per callee cost a test class of thousands of lines 24,000 scans."""
+        if stmt not in self._words:
+            self._words[stmt] = None
+            return None
+        words = self._words[stmt]
         if words is None:
             words = self._words[stmt] = frozenset(_WORD.findall(node_text(segment, stmt)))
         return words
