@@ -164,9 +164,12 @@ def _nothing_new(info: FunctionInfo, inner: Mapping[str, Value], outer: Mapping[
         if now is None or before is None:
             if now is not before:
                 return False  # a default where the outer call had an argument, or the reverse
-        elif now is not before and not (isinstance(now, Unknown) and isinstance(before, Unknown)):
-            if now != before:
-                return False
+        elif (
+            now is not before
+            and not (isinstance(now, Unknown) and isinstance(before, Unknown))
+            and now != before
+        ):
+            return False
     return True
 
 

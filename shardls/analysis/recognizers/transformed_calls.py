@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library.differentiation import PASS_THROUGH
+from shardls.analysis.reuse import frame_key, reuse_of
 from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import BoundMethod, FunctionV, TransformedV, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts, first_arguments
@@ -60,8 +61,7 @@ def _calls_of(walker: Walker, visit: Visit, info: FunctionInfo, depth: int) -> I
     if not (isinstance(first, ast.Name) and first.id == info.name):
         return
     if not any(
-        _transforms(option, visit.call, info)
-        for option in options(walker.evaluator.evaluate(visit.call, visit.frame))
+        _transforms(option, visit.call, info) for option in options(_value(walker, visit.call, visit))
     ):
         return
     parent = visit.parent
@@ -71,9 +71,21 @@ def _calls_of(walker: Walker, visit: Visit, info: FunctionInfo, depth: int) -> I
     if visit.target is None:
         return
     for called in walker.calls_named(visit.target, depth):
-        func = walker.evaluator.evaluate(called.call.func, called.frame)
-        if any(_transforms(option, visit.call, info) for option in options(func)):
+        if any(
+            _transforms(option, visit.call, info)
+            for option in options(_value(walker, called.call.func, called))
+        ):
             yield called
+
+
+def _value(walker: Walker, node: ast.expr, visit: Visit) -> Value:
+    """`node` evaluated where `visit` is, once per node and frame (`analysis/reuse.py`), not
+    once per function named `f`: a test file defines `f` in hundreds of tests, and each
+    evaluated every `jax.grad(f)` of the file and every call of what it was assigned to."""
+    key = ("transform", id(node), frame_key(visit.frame))
+    return reuse_of(walker.evaluator).answer(
+        key, (node, visit.frame), lambda: walker.evaluator.evaluate(node, visit.frame)
+    )
 
 
 def _transforms(value: Value, node: ast.Call, info: FunctionInfo) -> bool:

@@ -197,13 +197,22 @@ def _defines_setter(value: Value) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _runs_set_mesh(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the body has a `set_mesh(...)` statement; once per function (each pass over a
-    module asks of its definitions, walking a test class of thousands of lines again)."""
-    return any(
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Call)
-        and called_name(node.value) == "set_mesh"
-        for node in ast.walk(function)
-    )
+    module asks of its definitions). Only statements are walked, not the expressions inside
+    them, which hold no statement: a test class of thousands of lines mentions `set_mesh`, and
+    every node of every one of its methods was visited."""
+    stack: list[ast.AST] = [function]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Expr):
+            if isinstance(node.value, ast.Call) and called_name(node.value) == "set_mesh":
+                return True
+            continue
+        stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _HOLDS_STATEMENTS))
+    return False
+
+
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+"""The nodes a statement can be in (a statement's own expressions hold none)."""
 
 
 def _current_at(found: tuple[MeshContext, ...], segment: Segment) -> tuple[MeshContext, ...]:
