@@ -206,3 +206,36 @@ x = jax.device_put(jnp.zeros((rows(6), leaves(((1, 2), (3, (4, 6)))))), NamedSha
     (site,) = [s for s in analysis.sites if s.kind is SiteKind.DEVICE_PUT]
     assert site.shape == (7, 16)
     assert [d.code for d in analysis.diagnostics if d.severity is Severity.ERROR] == ["SH001"]
+
+
+def test_a_helper_recursing_with_equal_arguments_stops_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """keras' `deserialize_keras_object`: each level rebuilds an argument equal to its own."""
+    source = (
+        HEADER
+        + """
+def deserialize(config, custom_objects=None):
+    custom_objects = dict(custom_objects or {"scale": 2})
+    if isinstance(config, (list, tuple)):
+        return deserialize(config[0], custom_objects=custom_objects)
+    return config
+
+def load(config):
+    return jax.device_put(deserialize(config), NamedSharding(mesh, P("data")))
+
+odd = jax.device_put(jnp.zeros((7, 8)), NamedSharding(mesh, P("data")))
+"""
+    )
+    entered: list[int] = []
+    returned = calls._returned
+
+    def counted(evaluator, info, returns, locals_, frame):  # type: ignore[no-untyped-def]
+        if info.name == "deserialize":
+            entered.append(frame.call_depth)
+        return returned(evaluator, info, returns, locals_, frame)
+
+    monkeypatch.setattr(calls, "_returned", counted)
+    analysis = analyze(source)
+    assert 0 < len(entered) <= 4  # it went on to the call-depth limit, once per level
+    assert [(d.code, d.span.line) for d in analysis.diagnostics if d.severity is Severity.ERROR] == [
+        ("SH001", line_of(source, "odd ="))
+    ]
