@@ -5,6 +5,7 @@ arguments), traced or not as their decorators say."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 

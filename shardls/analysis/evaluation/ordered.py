@@ -23,13 +23,13 @@ the lazy way instead (None).
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, truthiness, with_item
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.values import Const, DictV, Seq, SetV, Unknown, Value
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ class _Paths:
     continues: list[Env] = field(default_factory=list)
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def in_order(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the function's value depends on the order of its statements: it returns from
     inside a `for` loop, or returns a name it grows inside one (`_grown_names`). Never for a

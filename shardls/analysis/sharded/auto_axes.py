@@ -10,16 +10,16 @@ never wrong, only less.
 from __future__ import annotations
 
 import ast
-import functools
 from collections.abc import Mapping
 
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.sharded.propagate import untyped
 from shardls.analysis.values import Value
 
 _AUTO_AXES = ("auto_axes",)
 
 
-@functools.lru_cache(maxsize=8_192)
+@per_node
 def under_auto_axes(node: ast.AST) -> bool:
     """Whether the function is decorated with `auto_axes` (`@auto_axes`, `@jax.sharding.auto_axes`,
     `@partial(auto_axes, out_sharding=...)`, `@auto_axes(axes=...)`)."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.scopes import Binding, FunctionInfo, ModuleInfo
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ClassV, FunctionV, MeshV, Ref, Value, options
@@ -194,7 +195,7 @@ def _defines_setter(value: Value) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=4096)
+@per_node
 def _runs_set_mesh(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether the body has a `set_mesh(...)` statement; once per function (each pass over a
     module asks of its definitions). Only statements are walked, not the expressions inside
