@@ -174,10 +174,10 @@ def test_a_helper_recursing_on_unknown_arguments_stops_at_once(monkeypatch: pyte
     entered: list[int] = []
     returned = calls._returned
 
-    def counted(evaluator, info, returns, locals_, frame):  # type: ignore[no-untyped-def]
+    def counted(evaluator, info, returns, frame):  # type: ignore[no-untyped-def]
         if info.name == "update_slice":
             entered.append(frame.call_depth)
-        return returned(evaluator, info, returns, locals_, frame)
+        return returned(evaluator, info, returns, frame)
 
     monkeypatch.setattr(calls, "_returned", counted)
     analysis = analyze(RECURSIVE)
@@ -228,10 +228,10 @@ odd = jax.device_put(jnp.zeros((7, 8)), NamedSharding(mesh, P("data")))
     entered: list[int] = []
     returned = calls._returned
 
-    def counted(evaluator, info, returns, locals_, frame):  # type: ignore[no-untyped-def]
+    def counted(evaluator, info, returns, frame):  # type: ignore[no-untyped-def]
         if info.name == "deserialize":
             entered.append(frame.call_depth)
-        return returned(evaluator, info, returns, locals_, frame)
+        return returned(evaluator, info, returns, frame)
 
     monkeypatch.setattr(calls, "_returned", counted)
     analysis = analyze(source)
