@@ -5,7 +5,6 @@ calls of the functions, methods and constructors whose bodies run one (a config 
 from __future__ import annotations
 
 import ast
-import functools
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -160,26 +159,26 @@ def _first_bound(binding: Binding) -> tuple[int, int, int]:
     return binding.order, getattr(binding.node, "lineno", 0), getattr(binding.node, "col_offset", 0)
 
 
-@functools.lru_cache(maxsize=1024)
 def _setters_in(body: tuple[ast.stmt, ...]) -> frozenset[str]:
-    """`_setters_defined` of a segment's statements, kept by tree: a file's segments keep their
-    trees from one edit to the next, and walking every function of every segment that names
-    `set_mesh` again took a third of an edit of flax's `tests/nnx/transforms_test.py`."""
     return frozenset(name for stmt in body for name in _setters_defined(stmt))
 
 
-def _setters_defined(stmt: ast.stmt) -> list[str]:
+@per_node
+def _setters_defined(stmt: ast.stmt) -> tuple[str, ...]:
     """The names under which a top-level definition sets a mesh when called: a function's name,
-    a class's when its constructor does, a method's when it does (`trainer.setup_mesh()`)."""
+    a class's when its constructor does, a method's when it does (`trainer.setup_mesh()`). Kept
+    with the statement's tree, which a file's segments keep from one edit to the next: walking
+    every function of every segment that names `set_mesh` again took a third of an edit of flax's
+    `tests/nnx/transforms_test.py` (and a cache keyed by the trees would keep old ones alive)."""
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [stmt.name] if _runs_set_mesh(stmt) else []
+        return (stmt.name,) if _runs_set_mesh(stmt) else ()
     if not isinstance(stmt, ast.ClassDef):
-        return []
+        return ()
     methods = [
         m for m in stmt.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _runs_set_mesh(m)
     ]
-    names = [m.name for m in methods if m.name not in _CONSTRUCTORS]
-    return [stmt.name, *names] if len(names) < len(methods) else names
+    names = tuple(m.name for m in methods if m.name not in _CONSTRUCTORS)
+    return (stmt.name, *names) if len(names) < len(methods) else names
 
 
 def _defines_setter(value: Value) -> bool:
