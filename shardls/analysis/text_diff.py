@@ -4,6 +4,7 @@ C-level `memcmp`), and the new lines reuse the old line strings outside the chan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -43,38 +44,30 @@ def line_edit(old: str, old_lines: tuple[str, ...], new: str) -> LineEdit:
 
 def common_prefix(a: str, b: str) -> int:
     """The length of the longest common prefix of `a` and `b`."""
-    limit = min(len(a), len(b))
-    low, step = 0, 256
-    while True:
-        high = min(limit, low + step)
-        if a[low:high] != b[low:high]:
-            break
-        if high == limit:
-            return limit
-        low, step = high, step * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
+    return _agreeing(min(len(a), len(b)), lambda low, high: a[low:high] == b[low:high])
 
 
 def common_suffix(a: str, b: str, limit: int) -> int:
     """The length of the longest common suffix of `a` and `b`, at most `limit`."""
-    ends = len(a), len(b)
+    end_a, end_b = len(a), len(b)
+    return _agreeing(limit, lambda low, high: a[end_a - high : end_a - low] == b[end_b - high : end_b - low])
+
+
+def _agreeing(limit: int, agree: Callable[[int, int], bool]) -> int:
+    """The most positions, at most `limit`, over which two texts agree, where `agree(low, high)`
+    compares positions `low` to `high`: slices twice as long each time until one differs, then
+    halving the slice that does."""
     low, step = 0, 256
     while True:
         high = min(limit, low + step)
-        if a[ends[0] - high : ends[0] - low] != b[ends[1] - high : ends[1] - low]:
+        if not agree(low, high):
             break
         if high == limit:
             return limit
         low, step = high, step * 2
     while high - low > 1:
         middle = (low + high) // 2
-        if a[ends[0] - middle : ends[0] - low] == b[ends[1] - middle : ends[1] - low]:
+        if agree(low, middle):
             low = middle
         else:
             high = middle
