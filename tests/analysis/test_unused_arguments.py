@@ -170,16 +170,22 @@ odd = jax.device_put(jnp.zeros((7, 8)), NamedSharding(mesh, P("data")))
 `x.quant` and `x.scale` down to the call-depth limit, no two levels' arguments equal."""
 
 
-def test_a_helper_recursing_on_unknown_arguments_stops_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def entries_of(function: str, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The call depth of every evaluation of `function`'s body from now on."""
     entered: list[int] = []
     returned = calls._returned
 
     def counted(evaluator, info, returns, frame):  # type: ignore[no-untyped-def]
-        if info.name == "update_slice":
+        if info.name == function:
             entered.append(frame.call_depth)
         return returned(evaluator, info, returns, frame)
 
     monkeypatch.setattr(calls, "_returned", counted)
+    return entered
+
+
+def test_a_helper_recursing_on_unknown_arguments_stops_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    entered = entries_of("update_slice", monkeypatch)
     analysis = analyze(RECURSIVE)
     assert len(entered) < 20  # each of the two calls recursed to the depth limit, hundreds of times
     assert not [d for d in analysis.diagnostics if d.code == "SH214"]
@@ -225,15 +231,7 @@ def load(config):
 odd = jax.device_put(jnp.zeros((7, 8)), NamedSharding(mesh, P("data")))
 """
     )
-    entered: list[int] = []
-    returned = calls._returned
-
-    def counted(evaluator, info, returns, frame):  # type: ignore[no-untyped-def]
-        if info.name == "deserialize":
-            entered.append(frame.call_depth)
-        return returned(evaluator, info, returns, frame)
-
-    monkeypatch.setattr(calls, "_returned", counted)
+    entered = entries_of("deserialize", monkeypatch)
     analysis = analyze(source)
     assert 0 < len(entered) <= 4  # it went on to the call-depth limit, once per level
     assert [(d.code, d.span.line) for d in analysis.diagnostics if d.severity is Severity.ERROR] == [
