@@ -21,7 +21,7 @@ from shardls.analysis.node_memo import per_node
 from shardls.analysis.source import ParsedSource, Segment
 
 if TYPE_CHECKING:
-    from shardls.analysis.scope_edit import ModuleScope
+    from shardls.analysis.scope_edit import ModuleScope, Window
 
 _CALLED_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
@@ -488,15 +488,25 @@ class ModuleInfo:
     @cached_property
     def module_scope(self) -> ModuleScope:
         """The scope, made from the previous module's when the edit allows (`scope_edit`)."""
-        from shardls.analysis.scope_edit import edited_window, module_scope, scope_after_edit
+        from shardls.analysis.scope_edit import module_scope, scope_after_edit
 
-        previous = self.previous() if self.previous is not None else None
-        if previous is not None and "module_scope" in previous.__dict__:
-            window = edited_window(previous.source, self.source)
+        edit = self._edited_from("module_scope")
+        if edit is not None:
+            previous, window = edit
             edited = scope_after_edit(previous.module_scope, previous.source.segments, self, window)
             if edited is not None:
                 return edited
         return module_scope(self)
+
+    def _edited_from(self, made: str) -> tuple[ModuleInfo, Window] | None:
+        """The previous module and the segments the edit changed, when the previous module has
+        already made `made` (a cached property), which this one's can then be patched from."""
+        from shardls.analysis.scope_edit import edited_window
+
+        previous = self.previous() if self.previous is not None else None
+        if previous is None or made not in previous.__dict__:
+            return None
+        return previous, edited_window(previous.source, self.source)
 
     @property
     def call_index(self) -> dict[str, tuple[int, ...]]:
@@ -507,11 +517,11 @@ class ModuleInfo:
     def _calls(self) -> tuple[dict[str, tuple[int, ...]], frozenset[str] | None]:
         """The call index, and the names whose callers may differ from the previous module's
         when it was made from that one's (None: built from scratch)."""
-        from shardls.analysis.scope_edit import call_index_after_edit, edited_window
+        from shardls.analysis.scope_edit import call_index_after_edit
 
-        previous = self.previous() if self.previous is not None else None
-        if previous is not None and "_calls" in previous.__dict__:
-            window = edited_window(previous.source, self.source)
+        edit = self._edited_from("_calls")
+        if edit is not None:
+            previous, window = edit
             edited = call_index_after_edit(previous.call_index, previous.source.segments, self, window)
             if edited is not None:
                 return edited
