@@ -37,6 +37,7 @@ from shardls.analysis.values import (
     guarded_alternatives,
 )
 from shardls.analysis.walker import Visit
+from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
 from shardls.core import (
     FILL,
     FLOAT32,
@@ -374,6 +375,12 @@ class SiteBuilder:
                 else:
                     problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
                 related = _related(mesh, spec if foreign_spec else None)
+                # Padding rests on the jit that traces the constraint, which may only be assumed.
+                padded = (
+                    [*uncertain, ASSUMED_UNDER_JIT]
+                    if usage is UsageContext.WSC and not visit.context.inside_jit
+                    else uncertain
+                )
                 for problem in problems if not mesh.fallback else ():
                     if superseded is not None and superseded(problem):
                         continue
@@ -383,7 +390,7 @@ class SiteBuilder:
                         related,
                         site_name=name,
                         spec=spec,
-                        assumed=tuple(uncertain),
+                        assumed=tuple(padded if problem.code == "SH007" else uncertain),
                     )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
         if not self._first_time(key):
@@ -522,12 +529,18 @@ def _own_assumptions(problem: Problem) -> tuple[str, ...]:
 
 _HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
 _HOW_TO_STATE_GLOBAL_SHAPE = "pass `global_shape=` to state the whole array's shape"
+_EAGER_INSTEAD = "run eagerly, JAX rejects the dimension instead of padding it"
 
 
 def how_to_state(basis: Iterable[str]) -> str:
     """The advice that fits what was assumed: a device count or a mesh is stated in a pragma or the
-    settings, but a shape taken from one process's local data only by the call's `global_shape=`."""
-    return _HOW_TO_STATE_GLOBAL_SHAPE if set(basis) == {ONE_PROCESS} else _HOW_TO_STATE
+    settings, but a shape taken from one process's local data only by the call's `global_shape=`,
+    and a jit only assumed cannot be stated at all: what changes without it is said instead."""
+    stated = set(basis) - {ASSUMED_UNDER_JIT}
+    advice = [_HOW_TO_STATE_GLOBAL_SHAPE if stated == {ONE_PROCESS} else _HOW_TO_STATE] if stated else []
+    if ASSUMED_UNDER_JIT in basis:
+        advice.append(_EAGER_INSTEAD)
+    return "; ".join(advice)
 
 
 def _shape_assumptions(shape: tuple[Value, ...]) -> list[str]:

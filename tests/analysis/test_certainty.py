@@ -13,6 +13,7 @@ import pytest
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import Diagnostic, FileAnalysis
 from shardls.analysis.settings import Settings
+from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
 from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
 from tests.analysis.analysis_helpers import analyze
@@ -363,3 +364,40 @@ def test_values_set_in_one_branch_are_never_combined_with_the_other_branch() -> 
         ("flat", "(1, 16)", "(None,)"),
         ("flat", "(4, 16)", "('dp',)"),
     }
+
+
+CONSTRAINTS_IN_FUNCTIONS = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+mesh = Mesh(np.array(jax.devices()), ("x",))
+
+
+def constrain():
+    return jax.lax.with_sharding_constraint(jnp.ones((2, 3)), NamedSharding(mesh, P("x")))
+
+
+@jax.jit
+def constrain_jit():
+    return jax.lax.with_sharding_constraint(jnp.ones((2, 3)), NamedSharding(mesh, P("x")))
+"""
+
+
+def test_padding_in_a_function_only_assumed_to_be_jitted_names_that_assumption() -> None:
+    """simply's tests constrain a (2, 3) array in plain test methods over 8 devices: JAX 0.10 raises
+    IndivisibleError there (eagerly), while under jit XLA pads. shardls assumes a function with no
+    visible jit runs under one, so its SH007 says so and what happens eagerly; a jitted function's
+    padding rests on no such assumption (the device count is stated, so nothing else is assumed)."""
+    analysis = analyze(CONSTRAINTS_IN_FUNCTIONS, Settings(device_count=8))
+    padding = {d.span.line: d for d in analysis.diagnostics if d.code == "SH007"}
+    assert sorted(padding) == [9, 14]
+    assumed, jitted = padding[9], padding[14]
+    assert assumed.severity is jitted.severity is Severity.WARNING
+    assert assumed.assumptions == (ASSUMED_UNDER_JIT,)
+    assert assumed.message.endswith(
+        f"(if {ASSUMED_UNDER_JIT}: run eagerly, JAX rejects the dimension instead of padding it)"
+    )
+    assert jitted.assumptions == ()
+    assert "assumed" not in jitted.message

@@ -16,6 +16,7 @@ from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.sites import SiteBuilder, method_name, recognizes, shape_reason
 from shardls.analysis.values import ArrayV, BoundMethod, DictV, InstanceV, Seq, ShardingV, Value, options
 from shardls.analysis.walker import Visit
+from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
 from shardls.core import UsageContext
 
 MAX_TREE_SITES = 256
@@ -218,7 +219,7 @@ def from_host_data(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
 def with_sharding_constraint(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     if visit.context.inside_jit or visit.context.inside_function:
         usage = UsageContext.WSC
-        notes = () if visit.context.inside_jit else ("inside a function: assumed to run under jax.jit",)
+        notes = () if visit.context.inside_jit else (ASSUMED_UNDER_JIT,)
     else:
         usage, notes = UsageContext.WSC_EAGER, ("at module level: runs eagerly (outside jit)",)
     _place(

@@ -64,6 +64,10 @@ class Context:
         return mesh if mesh is not None and not mesh.legacy else None
 
 
+ASSUMED_UNDER_JIT = "inside a function: assumed to run under jax.jit"
+"""What a `with_sharding_constraint` in a function no visible `jit` traces rests on: XLA pads an
+uneven dimension under jit, while run eagerly JAX rejects it."""
+
 UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True, traced=None)
 """The context of a function's body when none of its calls is visible."""
 
