@@ -92,7 +92,9 @@ class WorkspaceMeshes:
             if meshes:
                 by_file.append((other, tuple(meshes)))
                 counts = [len(found) for _, found in by_file]
-                if sum(counts) - max(counts) >= 2:
+                # Two meshes outside the file being analysed answer "none"; in a snapshot that
+                # file is any of them, so two outside the file with the most.
+                if sum(counts) - (max(counts) if self.workspace.snapshot else 0) >= 2:
                     result = tuple(by_file)
                     break
         else:

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from analysis_helpers import analyze, codes, site_named, workspace
+
+from shardls.analysis.facts import DeviceCount
+from shardls.analysis.file_settings import file_environment
+from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace_meshes import WorkspaceMeshes
 
 HEAD = """
 import jax
@@ -322,6 +329,31 @@ def test_the_only_mesh_of_the_workspace_serves_a_file_without_one(tmp_path: Path
     site = analyzer.analyze(str(model), model.read_text()).sites[0]
     assert site.shard_shape == (4, 4)
     assert site.mesh is not None and site.mesh.selection == "the only mesh in the workspace (train.py:2)"
+
+
+def test_the_search_for_the_only_mesh_stops_at_the_second_mesh_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the editor the file being analysed is left out of the search, so two meshes in other
+    files answer it (no only mesh): opening maxtext's `layers/moe.py` read seven files before."""
+    files = {
+        f"train_{n}.py": "import jax\nmesh = jax.make_mesh((2, 4), ('data', 'model'))\n" for n in range(4)
+    }
+    files["model.py"] = "import jax\nimport jax.numpy as jnp\nx = jnp.zeros((8, 16))\n"
+    workspace(tmp_path, files)
+    read: list[str] = []
+    meshes_of = WorkspaceMeshes._meshes_of
+
+    def counted(self: WorkspaceMeshes, path: str, *rest: Any) -> Any:
+        read.append(Path(path).name)
+        return meshes_of(self, path, *rest)
+
+    monkeypatch.setattr(WorkspaceMeshes, "_meshes_of", counted)
+    model = tmp_path / "model.py"
+    environment = file_environment(DeviceCount(8, "default", default=True), Settings())
+    search = WorkspaceMeshes(Workspace([tmp_path]))
+    assert search.only_mesh(str(model), environment, 8) is None
+    assert len(read) == 2
 
 
 @pytest.mark.parametrize(
