@@ -249,21 +249,34 @@ def merge_budget(text: str) -> int:
 
 
 def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
-    """Parse; on a syntax error blank the offending line (keeping indentation) and retry a few times."""
+    """Parse; on a syntax error blank the offending line (keeping indentation) and retry a few times.
+
+    Type parameters and aliases (PEP 695: `def f[T](...)`, `class C[T]:`, `type X = ...`), valid
+    code that an older Python cannot parse, are erased instead (`[T]` blanked, the alias made an
+    assignment), which changes nothing shardls reads of the statement: it is analysed, with no
+    error (jax itself now writes them)."""
     lines: list[str] = []
     repaired: list[int] = []
     first_error: str | None = None
-    for _ in range(_MAX_REPAIRS if repair else 1):
+    attempts = _MAX_REPAIRS if repair else 1
+    while True:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                module = ast.parse("\n".join(lines) if repaired else chunk)
+                module = ast.parse("\n".join(lines) if lines else chunk)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            message = _describe(error)
-            first_error = first_error or message
             line = getattr(error, "lineno", None)
             lines = lines or chunk.split("\n")
-            if not isinstance(line, int) or not 1 <= line <= len(lines) or (line - 1) in repaired:
+            if not isinstance(line, int) or not 1 <= line <= len(lines):
+                first_error = first_error or _describe(error)
+                break
+            erased = _without_type_parameters(lines[line - 1]) if sys.version_info < (3, 12) else None
+            if erased is not None:
+                lines[line - 1] = erased
+                continue
+            first_error = first_error or _describe(error)
+            attempts -= 1
+            if attempts == 0 or (line - 1) in repaired:
                 break
             indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
             lines[line - 1] = lines[line - 1][:indent] + "pass"
@@ -271,6 +284,51 @@ def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
             continue
         return _ParsedText(tuple(module.body), tuple(repaired), first_error)
     return _ParsedText((), tuple(repaired), first_error or "could not parse")
+
+
+_TYPE_PARAMETERS = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+\w+\s*(?=\[)")
+_TYPE_ALIAS = re.compile(r"(?P<indent>\s*)type\s+(?P<name>\w+)\s*")
+
+
+def _without_type_parameters(line: str) -> str | None:
+    """The line with its PEP 695 type parameters erased, columns kept (None: it has none, or
+    they do not close on the line). `type X[T] = v` becomes `X        = v`."""
+    header = _TYPE_PARAMETERS.match(line)
+    if header is not None:
+        end = _closing_bracket(line, header.end())
+        return (
+            None if end is None else line[: header.end()] + " " * (end + 1 - header.end()) + line[end + 1 :]
+        )
+    alias = _TYPE_ALIAS.match(line)
+    if alias is None:
+        return None
+    equals = alias.end()
+    if line.startswith("[", equals):
+        end = _closing_bracket(line, equals)
+        if end is None:
+            return None
+        equals = end + 1 + len(line[end + 1 :]) - len(line[end + 1 :].lstrip())
+    if not line.startswith("=", equals) or line.startswith("==", equals):
+        return None
+    indent, name = alias["indent"], alias["name"]
+    return indent + name + " " * (equals - len(indent) - len(name)) + line[equals:]
+
+
+def _closing_bracket(line: str, start: int) -> int | None:
+    """Where the bracket opened at `start` closes on the line (None: not on it, or a string or
+    comment inside makes counting unsafe)."""
+    depth = 0
+    for index in range(start, len(line)):
+        char = line[index]
+        if char in "\"'#":
+            return None
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
 
 
 _PEP_695 = re.compile(r"\s*(type\s+\w+\s*(\[.*\])?\s*=|(async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")

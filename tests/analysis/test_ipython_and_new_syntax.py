@@ -65,12 +65,45 @@ def test_a_magic_assignment_has_an_unknown_value_not_a_made_up_one() -> None:
     assert notebook.text == "x = ...#pwd"
 
 
+GENERIC = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+type Rows[T] = list[T]
+
+
+class Holder[T]:
+    def place[S](self, n: int) -> jax.Array:
+        return jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P("model")))
+
+
+def first[T](items: list[T]) -> jax.Array:
+    return jax.device_put(jnp.zeros((16, 8)), NamedSharding(mesh, P("data", "model")))
+"""
+
+
+def test_python_3_12_type_parameters_are_analysed_like_any_code() -> None:
+    """jax's own sources now write `def f[T](...)`, `class C[T]:` and `type X = ...` (37 SH209 on
+    jax-ml/jax): valid code, so no error, and what is inside is analysed as without them."""
+    erased = GENERIC.replace("[T]", "").replace("[S]", "").replace("type Rows = ", "Rows = ")
+    for source in (GENERIC, erased):
+        analysis = Analyzer().analyze("/virtual/new.py", source)
+        assert [(d.span.line, d.code) for d in analysis.diagnostics] == [(10, "SH001")]
+        assert sorted((s.span.line, s.shard_shape) for s in analysis.sites if s.shard_shape) == [(14, (8, 2))]
+
+
 @pytest.mark.parametrize(
     "source",
-    ["type Prompt = str | list[str]\n", "def first[T](items: list[T]) -> T:\n    return items[0]\n"],
+    [
+        'name = "x"\nprint(f"{name + "s"}")\n',
+        "def first[\n    T,\n](items: list[T]) -> T:\n    return items[0]\n",
+    ],
 )
-def test_python_3_12_syntax_says_which_python_shardls_parses_with(source: str) -> None:
-    """Parsed on 3.12 and later; on older Pythons the one SH209 says the code is valid."""
+def test_python_3_12_syntax_shardls_cannot_parse_says_which_python_it_parses_with(source: str) -> None:
+    """Parsed on 3.12 and later; on older Pythons the one SH209 says the code is valid (PEP 701
+    f-strings, and type parameters that do not close on their line)."""
     analysis = Analyzer().analyze("/virtual/new.py", source)
     if sys.version_info >= (3, 12):
         assert analysis.diagnostics == ()
