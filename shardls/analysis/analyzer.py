@@ -25,6 +25,7 @@ from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerpr
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
+from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.segment_cache import (
     FileCache,
     R,
@@ -135,7 +136,7 @@ class Analyzer:
         walker.meshes.evaluate_bindings_where_written()
         passes = _cache_of(
             self._mesh_passes,
-            path,
+            module,
             (
                 settings,
                 device_count,
@@ -161,7 +162,7 @@ class Analyzer:
             walker.meshes.mesh_setters,  # a call of a new setter elsewhere changes what follows it
             builder.fallback_mesh,  # the workspace's only mesh changes with another file
         )
-        cache: FileCache[SegmentResult] = _cache_of(self._files, path, fingerprint)
+        cache: FileCache[SegmentResult] = _cache_of(self._files, module, fingerprint)
         stale = cache.stale(module, self.workspace)
         sites: list[Site] = []
         placed: list[Site] = []
@@ -286,12 +287,16 @@ class Analyzer:
         return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads, steps)
 
 
-def _cache_of(caches: OrderedDict[str, FileCache[R]], path: str, fingerprint: object) -> FileCache[R]:
+def _cache_of(
+    caches: OrderedDict[str, FileCache[R]], module: ModuleInfo, fingerprint: object
+) -> FileCache[R]:
     """The kept results of a file in `caches`, dropped when `fingerprint` (what they all rest
-    on) changed; the least recently analysed files' go beyond `_CACHED_FILES`."""
+    on) changed other than by the lines an edit moved (`FileCache.fits`); the least recently
+    analysed files' go beyond `_CACHED_FILES`."""
+    path = module.path
     cache = caches.get(path)
-    if cache is None or cache.fingerprint != fingerprint:
-        cache = caches[path] = FileCache(fingerprint)
+    if cache is None or not cache.fits(fingerprint, module):
+        cache = caches[path] = FileCache(fingerprint, path)
     caches.move_to_end(path)
     while len(caches) > _CACHED_FILES:
         caches.popitem(last=False)

@@ -21,10 +21,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from typing import cast
 
 from shardls.analysis.evaluator import Evaluator, Reads
 from shardls.analysis.facts import Diagnostic, MeshFact
+from shardls.analysis.line_shift import Shifter
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
@@ -46,6 +48,27 @@ class MeshPassResult:
     reads: frozenset[tuple[str, str]]
     modules: tuple[tuple[str, ModuleInfo | None], ...]
     steps: Steps
+
+    def moved(self, shifter: Shifter) -> MeshPassResult:
+        trusted = not self.modules
+
+        def key(value: object) -> object:
+            """A mesh's key is `(path, span, mesh)`: the span is that path's."""
+            foreign = isinstance(value, tuple) and isinstance(value[0], str) and value[0] != shifter.path
+            return shifter.value(value, trusted, foreign)
+
+        shared = self.shared
+        moved = SharedState(
+            {
+                key(k): cast(MeshFact | None, shifter.value(v, trusted))
+                for k, v in shared.meshes_asked.items()
+            },
+            {cast(tuple[object, ...], key(k)): v for k, v in shared.seen_asked.items()},
+            [(key(k), cast(MeshFact, shifter.value(v, trusted))) for k, v in shared.meshes_added],
+            [cast(tuple[object, ...], key(k)) for k in shared.seen_added],
+        )
+        diagnostics = cast(tuple[Diagnostic, ...], shifter.value(self.diagnostics, trusted))
+        return replace(self, shared=moved, diagnostics=diagnostics)
 
 
 MeshPassCache = FileCache[MeshPassResult]

@@ -38,8 +38,10 @@ searches for the first argument of a call read them (`first_arguments`, `nnx_var
 def same_segment(old: Segment, new: Segment) -> bool:
     """Whether the analysis of `new` (a segment parsed again at the place of `old`) gives what
     `old`'s gave: the same tree at the same positions, the same repairs, and the same answers to
-    the searches of the text that do not read the tree."""
-    if old.error != new.error or old.repaired_lines != new.repaired_lines or len(old.lines) != len(new.lines):
+    the searches of the text that do not read the tree. The lines of one may go on after the
+    other's end (a blank line or a comment added below the statement: the same tree puts no node
+    there)."""
+    if old.error != new.error or old.repaired_lines != new.repaired_lines:
         return False
     if not all(_same_columns(a, b) for a, b in zip(old.lines, new.lines) if a != b):
         return False

@@ -17,11 +17,12 @@ from __future__ import annotations
 import ast
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from shardls.analysis.scopes import (
     Binding,
+    Candidates,
     ModuleInfo,
     Scope,
     ScopeBuilder,
@@ -34,17 +35,26 @@ from shardls.analysis.source import ParsedSource, Segment
 @dataclass(frozen=True)
 class Window:
     """The segments an edit replaced: the old ones from `first` to `old_end` became the new ones
-    from `first` to `new_end`; the others are the same objects, in the same order."""
+    from `first` to `new_end`; the others are the same objects, in the same order, but those
+    after it moved `delta` lines down (`Segment.moved`: the same texts and trees) when it added
+    or removed lines."""
 
     first: int
     old_end: int
     new_end: int
+    delta: int = 0
+
+    def moved(self, old: Sequence[Segment], new: Sequence[Segment]) -> dict[int, Segment]:
+        """The new segment of each old one the edit moved, by the old one's id."""
+        if not self.delta:
+            return {}
+        return {id(was): now for was, now in zip(old[self.old_end :], new[self.new_end :])}
 
 
 def edited_window(old_source: ParsedSource, new_source: ParsedSource) -> Window:
     edit = new_source.edit
     if edit is not None and edit.previous() is old_source:
-        return Window(edit.first, edit.old_end, edit.new_end)
+        return Window(edit.first, edit.old_end, edit.new_end, edit.delta)
     old, new = old_source.segments, new_source.segments
     first = 0
     limit = min(len(old), len(new))
@@ -60,30 +70,39 @@ def call_index_after_edit(
     old: dict[str, tuple[int, ...]], old_segments: Sequence[Segment], module: ModuleInfo, window: Window
 ) -> tuple[dict[str, tuple[int, ...]], frozenset[str]] | None:
     """`ModuleInfo.call_index` from the previous one, and the names whose callers may have
-    changed (those called in an edited segment whose tree changed, or no longer or newly called),
-    when the edit kept the number of segments (otherwise the indices after it moved: None)."""
-    if window.old_end != window.new_end:
-        return None
+    changed (those called in an edited segment whose tree changed, or no longer or newly called).
+    A segment the edit only moved calls what it called: a search of callers reads it at its new
+    lines, which the results kept across the edit are moved to (`line_shift`)."""
     new_segments = module.source.segments
     edited = range(window.first, window.new_end)
     names = set().union(
-        *(called_names(old_segments[i].text) for i in edited),
+        *(called_names(old_segments[i].text) for i in range(window.first, window.old_end)),
         *(called_names(new_segments[i].text) for i in edited),
     )
-    index = dict(old)
-    same = {i for i in edited if _same_place(old_segments[i], new_segments[i])}
+    shift = window.new_end - window.old_end
+    index = {name: _renumbered(calls, window, shift) for name, calls in old.items()} if shift else dict(old)
+    same = {i for i in edited if not shift and _same_place(old_segments[i], new_segments[i])}
     changed = set()
     for name in names:
-        kept = [i for i in old.get(name, ()) if i not in edited]
+        before = old.get(name, ())
+        kept = [i for i in index.get(name, ()) if not window.first <= i < window.new_end]
         kept += [i for i in edited if name in called_names(new_segments[i].text)]
         calls = tuple(sorted(kept))
-        if calls != old.get(name, ()) or any(i in edited and i not in same for i in calls):
+        if calls != before or any(i in edited and i not in same for i in calls):
             changed.add(name)
         if kept:
             index[name] = calls
         else:
             index.pop(name, None)
     return index, frozenset(changed)
+
+
+def _renumbered(calls: tuple[int, ...], window: Window, shift: int) -> tuple[int, ...]:
+    """The indices of the segments making calls after an edit that replaced those of `window`
+    by `shift` more: the replaced ones go, those after move."""
+    return tuple(
+        i + shift if i >= window.old_end else i for i in calls if not window.first <= i < window.old_end
+    )
 
 
 def _same_place(old: Segment, new: Segment) -> bool:
@@ -173,10 +192,48 @@ def scope_after_edit(
     scope.order_of.update(made.order_of)
     counters = [*old.counters[: window.first], *counters, *old.counters[window.old_end :]]
     imported = (old.imported - names) | {name for name in names if _imported(scope.bindings.get(name, ()))}
+    moved = window.moved(old_segments, new_segments)
+    if moved:
+        _relocate(scope, moved)
     # A name whose bindings are the very same nodes at the same lines is unchanged for whatever
-    # read it: the edit left the tree binding it as it was (`same_tree`).
-    changed = frozenset(n for n in names if old.scope.binding_key(n) != scope.binding_key(n))
+    # read it: the edit left the tree binding it as it was (`same_tree`), or only moved it (the
+    # results kept across the edit are moved with it, `line_shift`).
+    changed = frozenset(n for n in names if _moved_key(old.scope, n, moved) != scope.binding_key(n))
     return ModuleScope(scope, tuple(counters), imported, changed)
+
+
+def _moved_key(scope: Scope, name: str, moved: dict[int, Segment]) -> tuple[tuple[int, int], ...]:
+    """`Scope.binding_key` of `name` with the bindings of the segments an edit moved where it
+    moved them."""
+    return tuple(
+        (id(b.node), moved.get(id(b.segment), b.segment).first_line) for b in scope.bindings.get(name, ())
+    )
+
+
+def _relocate(scope: Scope, moved: dict[int, Segment]) -> None:
+    """Give the bindings of the segments an edit moved (by the old segments' ids) their moved
+    segments, each binding one new object wherever the scope holds it. The scope's tables are
+    its own (copies of the previous scope's); their lists are replaced, not changed."""
+    made: dict[int, Binding] = {}
+
+    def binding(b: Binding) -> Binding:
+        segment = moved.get(id(b.segment))
+        if segment is None:
+            return b
+        found = made.get(id(b))
+        if found is None:
+            found = made[id(b)] = replace(b, segment=segment)
+        return found
+
+    def candidates(found: Candidates) -> Candidates:
+        return tuple(map(binding, found)) if any(id(b.segment) in moved for b in found) else found
+
+    for name, bindings in scope.bindings.items():
+        if any(id(b.segment) in moved for b in bindings):
+            scope.bindings[name] = [binding(b) for b in bindings]
+            scope.history[name] = [(order, candidates(found)) for order, found in scope.history[name]]
+    for name, found in scope.final.items():
+        scope.final[name] = candidates(found)
 
 
 def _imported(bindings: Iterable[Binding]) -> bool:

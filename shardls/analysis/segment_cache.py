@@ -12,12 +12,13 @@ against every name it read took a fifth of an edit's analysis of a 20k-line file
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Generic, Protocol, Self, TypeVar, cast
 
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
+from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
@@ -36,6 +37,10 @@ class Kept(Protocol):
 
     @property
     def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
+
+    def moved(self, shifter: Shifter) -> Self:
+        """The result at the lines an edit moved it to (raises `Unshiftable`)."""
+        ...
 
 
 R = TypeVar("R", bound=Kept)
@@ -60,6 +65,20 @@ class SegmentResult:
     """The other modules read, in the version read (None: there was none)."""
     steps: Steps
     """What the segment's analysis took of its statement budget, which grows with its text."""
+
+    def moved(self, shifter: Shifter) -> SegmentResult:
+        trusted = not self.modules
+        sites = cast(list[Site], shifter.values(self.sites, trusted))
+        placed = cast(list[Site], shifter.values(self.placed, trusted))
+        diagnostics = cast(list[Diagnostic], shifter.values(self.diagnostics, trusted))
+        if _same(sites, self.sites) and _same(placed, self.placed) and _same(diagnostics, self.diagnostics):
+            return self
+        order = tuple(site_order(site) for site in sites)
+        return replace(self, sites=sites, placed=tuple(placed), order=order, diagnostics=diagnostics)
+
+
+def _same(made: Sequence[object], kept: Sequence[object]) -> bool:
+    return all(a is b for a, b in zip(made, kept))
 
 
 @dataclass(frozen=True)
@@ -121,10 +140,16 @@ def site_order(site: Site) -> SiteOrder:
 
 class FileCache(Generic[R]):
     """The kept segment results of one file (of one pass over it), valid while `fingerprint`
-    (what the whole pass rests on: settings, the device count, the file's meshes) is the same."""
+    (what the whole pass rests on: settings, the device count, the file's meshes) is the same.
 
-    def __init__(self, fingerprint: object) -> None:
+    After an edit that added or removed lines, the kept results are moved with the lines
+    (`line_shift`): each result's spans and the lines its texts name, wherever they are, so a
+    segment the edit only moved keeps its result, and so does one above the edit that names
+    lines below it."""
+
+    def __init__(self, fingerprint: object, path: str = "") -> None:
         self.fingerprint = fingerprint
+        self.path = path
         self._module: ModuleInfo | None = None
         self._entries: dict[int, tuple[Segment, R]] = {}
         self._readers: dict[_Key, set[int]] = {}
@@ -133,13 +158,43 @@ class FileCache(Generic[R]):
         edit left its tree as it was has it under a new text (`same_tree`)."""
         self._versions: dict[str, ModuleInfo | None] = {}
         """The version of each other module the kept results read (None: not found then)."""
+        self._shifter: Shifter | None = None
+        """How the kept results move to the lines of the module being analysed (None: they
+        do not move)."""
+        self._moved: dict[int, int] = {}
+        """The key of the entry of each segment the edit moved, by the moved segment's id."""
+
+    def fits(self, fingerprint: object, module: ModuleInfo) -> bool:
+        """Whether the kept results rest on `fingerprint`, the one of an analysis of `module`:
+        the same, or the same once an edit that added or removed lines moved it (the lines of
+        the file's meshes below it). Prepares the results' moves."""
+        self._shifter, self._moved = None, {}
+        if self._module is not None and self._module is not module:
+            moves = line_map(self._module, module)
+            if moves is not None:
+                lines, moved = moves
+                self._shifter = Shifter(lines, self.path, trusted(module))
+                self._moved = {id(now): was for was, now in moved.items() if was in self._entries}
+        if fingerprint == self.fingerprint:
+            return True
+        if self._shifter is None:
+            return False
+        try:
+            if self._shifter.value(self.fingerprint) != fingerprint:
+                return False
+        except Unshiftable:
+            return False
+        self.fingerprint = fingerprint
+        return True
 
     def stale(self, module: ModuleInfo, workspace: Workspace) -> set[int]:
         """The ids of the segments whose kept results may not hold for `module` (the file's
         current module) and the workspace's current modules."""
         keys: list[_Key] = []
         if self._module is not None and self._module is not module:
-            keys += _changed(self._module, module, self._readers)
+            keys += _changed(
+                self._module, module, self._readers, self._shifter.lines if self._shifter else None
+            )
         for path, version in self._versions.items():
             if workspace.current(path) is not version:
                 keys.append(("module", path))
@@ -152,14 +207,30 @@ class FileCache(Generic[R]):
         """The result kept for `segment`, if it still holds; one that does not is dropped (the
         segment may no longer be analysed at all: a later edit must not find it). A segment the
         edit gave a new text but left its tree (`same_tree`) takes the result of the segment it
-        replaces when that is not stale and `carries` says it holds under the new text."""
-        entry = self._entries.get(id(segment))
+        replaces when that is not stale and `carries` says it holds under the new text; one the
+        edit moved takes the result of the segment it was, moved (`fits` prepares the moves)."""
+        key = self._moved.get(id(segment), id(segment))
+        entry = self._entries.get(key)
         if entry is None:
             return self._carried(segment, stale, carries)
-        if entry[0] is not segment or id(segment) in stale:
-            self._forget(id(segment))
+        if (key == id(segment) and entry[0] is not segment) or key in stale:
+            self._forget(key)
             return None
-        return entry[1]
+        return self._placed(segment, key, entry[1])
+
+    def _placed(self, segment: Segment, key: int, result: R) -> R | None:
+        """`result`, kept under `key`, at the lines of the module analysed, kept for `segment`."""
+        moved = result
+        if self._shifter is not None:
+            try:
+                moved = result.moved(self._shifter)
+            except Unshiftable:
+                self._forget(key)
+                return None
+        if moved is not result or key != id(segment):
+            self._forget(key)
+            self.keep(segment, moved)
+        return moved
 
     def _carried(self, segment: Segment, stale: set[int], carries: Callable[[Segment, R], bool]) -> R | None:
         key = self._by_tree.get(id(segment.body))
@@ -168,9 +239,7 @@ class FileCache(Generic[R]):
         before, result = self._entries[key]
         if before.first_line != segment.first_line or key in stale or not carries(segment, result):
             return None
-        self._forget(key)
-        self.keep(segment, result)
-        return result
+        return self._placed(segment, key, result)
 
     def keep(self, segment: Segment, result: R) -> None:
         self._forget(id(segment))
@@ -189,6 +258,7 @@ class FileCache(Generic[R]):
         for gone in self._entries.keys() - ids:
             self._forget(gone)
         self._module = module
+        self._shifter, self._moved = None, {}
         for path in [path for path in self._versions if ("module", path) not in self._readers]:
             del self._versions[path]
 
@@ -206,10 +276,12 @@ class FileCache(Generic[R]):
                     del self._readers[read]
 
 
-def _changed(before: ModuleInfo, now: ModuleInfo, readers: dict[_Key, set[int]]) -> list[_Key]:
+def _changed(
+    before: ModuleInfo, now: ModuleInfo, readers: dict[_Key, set[int]], lines: LineMap | None
+) -> list[_Key]:
     """What kept results read that differs between two modules of the file: the names and
     callees the edit may have changed, as the module says when it was made from `before`;
-    otherwise every one read is compared."""
+    otherwise every one read is compared, at the lines an edit moved `before`'s to (`lines`)."""
     known = now.changed_since(before)
     if known is not None:
         names, callees = known
@@ -217,11 +289,22 @@ def _changed(before: ModuleInfo, now: ModuleInfo, readers: dict[_Key, set[int]])
     found: list[_Key] = []
     for kind, name in readers:
         if kind == "name":
-            differs = before.scope.binding_key(name) != now.scope.binding_key(name)
+            differs = _moved(before.scope.binding_key(name), lines) != now.scope.binding_key(name)
         elif kind == "callee":
-            differs = before.callers_key(name) != now.callers_key(name)
+            differs = _moved(before.callers_key(name), lines) != now.callers_key(name)
         else:
             continue
         if differs:
             found.append((kind, name))
     return found
+
+
+def _moved(key: tuple[tuple[int, int], ...], lines: LineMap | None) -> tuple[tuple[int, int], ...] | None:
+    """A key of objects at lines (`Scope.binding_key`, `ModuleInfo.callers_key`) at the lines
+    `lines` moved them to (None: one of them was edited)."""
+    if lines is None:
+        return key
+    try:
+        return tuple((node, lines.line(line)) for node, line in key)
+    except Unshiftable:
+        return None

@@ -80,13 +80,18 @@ class Layout:
 @dataclass(frozen=True)
 class Edit:
     """Where a parse made from an earlier one (`source_edit.reparse`) differs from it: its
-    segments from `first` to `new_end` replaced the earlier's from `first` to `old_end`; the
-    others are the very same objects."""
+    segments from `first` to `new_end` replaced the earlier's from `first` to `old_end`; those
+    before are the very same objects, and those after are too when `delta` is 0, otherwise the
+    earlier's moved `delta` lines down (`Segment.moved`: the same text and tree)."""
 
     previous: weakref.ref[ParsedSource]
     first: int
     old_end: int
     new_end: int
+    delta: int = 0
+    lines: tuple[int, int] = (0, 0)
+    """The earlier text's lines from the first to the last one the edit replaced (0-based, the
+    last excluded): those above are the same lines, those below the same lines `delta` down."""
 
 
 @dataclass(frozen=True)

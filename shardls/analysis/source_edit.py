@@ -84,7 +84,7 @@ def reparse(parser: SegmentParser, old: ParsedSource, text: str, budget: int) ->
         assert found is not None
         resumed = found
     run.used.difference_update(_firsts(old.segments[replaced:resumed]))
-    parsed_again = _unchanged(old.segments[segment:resumed], run.segments, run.used)
+    parsed_again = _unchanged(old.segments[segment:resumed], run.segments, run.used, new_last + 1, delta)
     rest = old.segments[resumed:]
     segments = (
         *old.segments[:segment],
@@ -106,13 +106,21 @@ def reparse(parser: SegmentParser, old: ParsedSource, text: str, budget: int) ->
         *_moved(layout.scan.unclosed[bisect.bisect_left(layout.scan.unclosed, old_resync) :], delta),
     )
     new_layout = Layout(Scan(tokens, unclosed), starts, costs, left, frozenset(run.used))
-    changed = _edit(old, segment, resumed, parsed_again, moved=delta != 0)
+    changed = _edit(old, segment, resumed, parsed_again, delta, (first, edit.old_stop))
     return ParsedSource(lines, segments, text, new_layout, changed)
 
 
-def _edit(old: ParsedSource, first: int, resumed: int, parsed_again: list[Segment], moved: bool) -> Edit:
+def _edit(
+    old: ParsedSource,
+    first: int,
+    resumed: int,
+    parsed_again: list[Segment],
+    delta: int,
+    lines: tuple[int, int],
+) -> Edit:
     """Which segments differ from `old`'s: those parsed again from `first` (in place of the old
-    ones up to `resumed`) but not kept as they were, and all after them when they moved."""
+    ones up to `resumed`) but not kept as they were (the very objects above the edit, the same
+    text and tree `delta` lines down below it); all after them are moved copies when `delta`."""
     same_before = 0
     while (
         same_before < min(len(parsed_again), resumed - first)
@@ -120,20 +128,21 @@ def _edit(old: ParsedSource, first: int, resumed: int, parsed_again: list[Segmen
     ):
         same_before += 1
     start = first + same_before
-    if moved:
-        return Edit(
-            weakref.ref(old),
-            start,
-            len(old.segments),
-            first + len(parsed_again) + len(old.segments) - resumed,
-        )
     same_after = 0
-    while (
-        same_after < min(len(parsed_again) - same_before, resumed - start)
-        and parsed_again[-1 - same_after] is old.segments[resumed - 1 - same_after]
+    while same_after < min(len(parsed_again) - same_before, resumed - start) and _kept_below(
+        old.segments[resumed - 1 - same_after], parsed_again[-1 - same_after], delta
     ):
         same_after += 1
-    return Edit(weakref.ref(old), start, resumed - same_after, first + len(parsed_again) - same_after)
+    end = first + len(parsed_again) - same_after
+    return Edit(weakref.ref(old), start, resumed - same_after, end, delta, lines)
+
+
+def _kept_below(old: Segment, new: Segment, delta: int) -> bool:
+    """Whether `new` is `old` as an edit `delta` lines above it leaves it: the very object, or
+    the same text and tree moved."""
+    if not delta:
+        return new is old
+    return new.body is old.body and new.text == old.text and new.first_line == old.first_line + delta
 
 
 def _window(old: ParsedSource, layout: Layout, first: int) -> int:
@@ -192,25 +201,35 @@ class _Joined(Container[int]):
         return line in (self._old if line < self._begin else self._window)
 
 
-def _unchanged(old: Sequence[Segment], new: list[Segment], used: set[int]) -> list[Segment]:
-    """`new`, with each segment the pass made again unchanged (same place, same text, so the same
-    tree) replaced by the old object, and each whose text changed but not its tree nor what the
-    analysis reads of its text (`same_tree`: a comment typed) given the old tree under its new
-    text. The old tree is kept (and noted in `used` in place of the one parsed again): whatever
-    is kept by segment or by tree (the analysis of each, the scope's bindings) is kept for it."""
+def _unchanged(
+    old: Sequence[Segment], new: list[Segment], used: set[int], below: int, delta: int
+) -> list[Segment]:
+    """`new`, with each segment the pass made again unchanged (same text at the same place, or
+    at its place moved by `delta` for one beginning on line `below` or later, after the edited
+    lines) replaced by the old object (moved), and each whose text changed but not its tree nor
+    what the analysis reads of its text (`same_tree`: a comment typed) given the old tree under
+    its new text. The old tree is kept (and noted in `used` in place of the one parsed again):
+    whatever is kept by segment or by tree (the analysis of each, the scope's bindings) is kept
+    for it."""
     by_line = {segment.first_line: segment for segment in old}
     found = []
     dropped: list[Segment] = []
     restored: list[Segment] = []
     for segment in new:
-        before = by_line.get(segment.first_line)
-        if before is None or not (before.text == segment.text or same_segment(before, segment)):
+        moved = delta if segment.first_line >= below else 0
+        before = by_line.get(segment.first_line - moved)
+        if before is None or not (
+            before.text == segment.text or (not moved and same_segment(before, segment))
+        ):
             found.append(segment)
             continue
         if before.body is not segment.body:
             dropped.append(segment)
             restored.append(before)
-        found.append(before if before.text == segment.text else replace(segment, body=before.body))
+        if before.text != segment.text:
+            found.append(replace(segment, body=before.body))
+        else:
+            found.append(before.moved(moved) if moved else before)
     # All removed before any is added back: a tree dropped here may be one kept for another line
     # (the same text twice, whose parses the pass handed out the other way round).
     used.difference_update(_firsts(dropped))

@@ -22,6 +22,9 @@ class LineEdit:
     """Where line `first` begins, in both texts."""
     end: int
     """Where line `new_last` ends in the new text (the offset of its `\\n`, or the text's end)."""
+    old_stop: int
+    """The first line of the old text the edit left whole (those before it from `first` on it
+    changed): `old_last + 1`, or `old_last` when the edit ended just before that line began."""
 
     @property
     def delta(self) -> int:
@@ -39,7 +42,9 @@ def line_edit(old: str, old_lines: tuple[str, ...], new: str) -> LineEdit:
     line_end = new.find("\n", len(new) - tail)
     line_end = len(new) if line_end < 0 else line_end
     lines = old_lines[:first] + tuple(new[line_start:line_end].split("\n")) + old_lines[old_last + 1 :]
-    return LineEdit(first, old_last, new_last, lines, line_start, line_end)
+    kept_from = len(old) - tail
+    old_stop = old_last if kept_from == 0 or old[kept_from - 1] == "\n" else old_last + 1
+    return LineEdit(first, old_last, new_last, lines, line_start, line_end, old_stop)
 
 
 def common_prefix(a: str, b: str) -> int:

@@ -101,14 +101,18 @@ def _no_shared_nodes(parsed: ParsedSource) -> None:
 
 
 def _edit_is_what_changed(before: ParsedSource, after: ParsedSource) -> None:
-    """`ParsedSource.edit` names exactly the segments that are not the very objects of before."""
+    """`ParsedSource.edit` names exactly the segments that are not those of before: the very
+    objects above it, and below it the very objects or, after lines added or removed, the same
+    texts and trees moved by as many lines."""
     edit = after.edit
     if edit is None or after is before:  # an edit that changed nothing gives the same parse
         return
     assert edit.previous() is before
     old, new = before.segments, after.segments
     assert all(old[i] is new[i] for i in range(edit.first))
-    assert all(a is b for a, b in zip(old[edit.old_end :], new[edit.new_end :], strict=True))
+    for a, b in zip(old[edit.old_end :], new[edit.new_end :], strict=True):
+        assert a is b if not edit.delta else (a.body is b.body and a.text == b.text)
+        assert b.first_line == a.first_line + edit.delta
     assert len(old) - edit.old_end == len(new) - edit.new_end
     if edit.old_end > edit.first and edit.new_end > edit.first:
         assert old[edit.first] is not new[edit.first]

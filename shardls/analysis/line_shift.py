@@ -1,0 +1,222 @@
+"""Results kept across an edit that added or removed lines, moved to the lines they now describe.
+
+An Enter or a deleted line moves every segment below it; their texts and trees are the same, so
+what their analyses found still holds, but at other lines: the spans of sites and diagnostics,
+and the lines named in texts ("literal at line 28", "arguments from f(...) at line 335"), of
+the segment itself and of any other segment it read. One map per edit says where each old line
+went (`LineMap`: above the edit it stays, below it moves by the edit's `delta`); a kept result
+is rebuilt through it (`Shifter`), or, where the map cannot say for sure, it is analysed again
+(`Unshiftable`):
+
+- a line inside the edited segments has no place in the map;
+- a text's "line N" is moved only where it must be one of this file's lines: not when the
+  result read another module (a function of it is rendered at its own lines, "at line N" with no
+  path) nor when a string literal of the file mentions "line" (a value shown in a text could
+  then read "line N" of its own), nor in an object of another file (`path`: its spans are that
+  file's and stay); there a "line N" the map would move makes the result unshiftable;
+- an object the walk does not know (anything but plain values, containers and dataclasses)
+  makes it unshiftable too.
+
+Texts are rewritten only where the analysis wrote them: every line the analysis renders into a
+text is `line {number}` (1-based), which is what `_LINE` reads back.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import functools
+import re
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, fields, is_dataclass, replace
+
+from shardls.analysis.facts import Span
+from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.source import Segment
+
+_LINE = re.compile(r"\bline (\d+)\b")
+_PLAIN = (int, float, complex, bool, bytes, type(None), enum.Enum)
+
+
+class Unshiftable(Exception):
+    """A kept result whose lines the map cannot move for sure: it is analysed again."""
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """Where an edit moved the lines of the previous text (0-based): those before `start` stay,
+    those from `stop` on move `delta` down, those between were edited and have no place."""
+
+    start: int
+    stop: int
+    delta: int
+    kept: tuple[tuple[int, int], ...] = ()
+    """Ranges of lines between `start` and `stop` (the last excluded) that stay: those of a
+    segment the edit left at its place with its tree (a pass over several changes, a comment
+    typed in one and a line added in another, sees one edit from the first to the last)."""
+
+    def line(self, old: int) -> int:
+        if old < self.start:
+            return old
+        if old >= self.stop:
+            return old + self.delta
+        if any(first <= old < last for first, last in self.kept):
+            return old
+        raise Unshiftable(f"line {old + 1} was edited")
+
+
+class Shifter:
+    """Rebuilds values through a `LineMap`, sharing what it rebuilt (a mesh fact many sites hold
+    is rebuilt once) and handing back the very object where nothing moved."""
+
+    def __init__(self, lines: LineMap, path: str, trusted: bool) -> None:
+        """`path`: the file's (an object of another `path` is that file's); `trusted`: whether a
+        "line N" in a text may be moved (see the module's docstring)."""
+        self.lines = lines
+        self.path = path
+        self.trusted = trusted
+        self._done: dict[tuple[int, bool, bool], tuple[object, object]] = {}
+
+    def value(self, value: object, trusted: bool = True, foreign: bool = False) -> object:
+        """`value` at the lines the map gives (`trusted`: also the result it is part of lets
+        texts be moved; `foreign`: it is another file's, as if its `path` said so)."""
+        return self._value(value, self.trusted and trusted, foreign)
+
+    def values(self, values: Iterable[object], trusted: bool = True) -> list[object]:
+        return [self.value(value, trusted) for value in values]
+
+    def _value(self, value: object, trusted: bool, foreign: bool) -> object:
+        if isinstance(value, _PLAIN):
+            return value
+        if isinstance(value, str):
+            return self._text(value, trusted and not foreign)
+        key = (id(value), trusted, foreign)
+        done = self._done.get(key)
+        if done is not None:
+            return done[1]
+        made = self._made(value, trusted, foreign)
+        self._done[key] = (value, made)
+        return made
+
+    def _made(self, value: object, trusted: bool, foreign: bool) -> object:
+        if isinstance(value, Span):
+            if foreign:
+                return value
+            line, end = self.lines.line(value.line), self.lines.line(value.end_line)
+            return (
+                value
+                if (line, end) == (value.line, value.end_line)
+                else replace(value, line=line, end_line=end)
+            )
+        if isinstance(value, (tuple, list, frozenset)):
+            items = [self._value(item, trusted, foreign) for item in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value
+            return type(value)(items)
+        if isinstance(value, dict):
+            pairs = [
+                (self._value(k, trusted, foreign), self._value(v, trusted, foreign)) for k, v in value.items()
+            ]
+            if all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items())):
+                return value
+            return dict(pairs)
+        if is_dataclass(value) and not isinstance(value, type):
+            path = getattr(value, "path", None)
+            inner = foreign or (isinstance(path, str) and path != self.path)
+            changes = {}
+            for name in _init_fields(type(value)):
+                before = getattr(value, name)
+                after = self._value(before, trusted, inner)
+                if after is not before:
+                    changes[name] = after
+            return replace(value, **changes) if changes else value
+        raise Unshiftable(f"cannot move a {type(value).__name__}")
+
+    def _text(self, text: str, movable: bool) -> str:
+        if "line " not in text:
+            return text
+
+        def moved(match: re.Match[str]) -> str:
+            number = int(match.group(1))
+            now = self.lines.line(number - 1) + 1
+            if now != number and not movable:
+                raise Unshiftable(f"cannot tell which file's line {number} a text names")
+            return f"line {now}"
+
+        return _LINE.sub(moved, text)
+
+
+@functools.lru_cache(maxsize=256)
+def _init_fields(kind: type) -> tuple[str, ...]:
+    """The fields a dataclass is rebuilt from. Those it does not take are made from them in its
+    `__post_init__` (`Mesh.sizes_by_name`), and made again; a class that has such fields and no
+    `__post_init__` is not rebuilt."""
+    found = fields(kind)
+    if any(not f.init for f in found) and not hasattr(kind, "__post_init__"):
+        raise Unshiftable(f"cannot move a {kind.__name__}")
+    return tuple(f.name for f in found if f.init)
+
+
+_WORD = re.compile(r"\bline", re.IGNORECASE)
+_MENTIONS: OrderedDict[str, bool] = OrderedDict()
+"""`mentions_line` by segment text (not by tree: keeping trees alive costs memory); a file keeps
+most of its segments' strings from one edit to the next."""
+_MENTIONS_KEPT = 20_000
+
+
+def mentions_line(text: str, body: tuple[ast.stmt, ...]) -> bool:
+    """Whether a string literal of a segment (`text`, parsed as `body`) has a word beginning with
+    "line": a value the analysis shows in a text could then read like a line reference."""
+    found = _MENTIONS.get(text)
+    if found is None:
+        found = _MENTIONS[text] = _WORD.search(text) is not None and any(
+            _WORD.search(literal) is not None for literal in _literals(body)
+        )
+        while len(_MENTIONS) > _MENTIONS_KEPT:
+            _MENTIONS.popitem(last=False)
+    return found
+
+
+def _literals(body: tuple[ast.stmt, ...]) -> Iterable[str]:
+    """The string and bytes literals of a tree but its docstrings (an expression statement's
+    value is never read)."""
+    for statement in body:
+        unread = set()
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                unread.add(id(node.value))
+            elif isinstance(node, ast.Constant) and id(node) not in unread:
+                if isinstance(node.value, str):
+                    yield node.value
+                elif isinstance(node.value, bytes):
+                    yield node.value.decode("latin-1")
+
+
+def line_map(before: ModuleInfo, now: ModuleInfo) -> tuple[LineMap, dict[int, Segment]] | None:
+    """Where the edit from `before` to `now` (modules of one file, `now` made from `before`)
+    moved `before`'s lines, and the segment each moved segment of `before` became (by the old
+    segment's id); None when it moved none or what the edit did is not known."""
+    from shardls.analysis.scope_edit import edited_window
+
+    if now.previous is None or now.previous() is not before:
+        return None
+    edit = now.source.edit
+    if edit is None or edit.previous() is not before.source or not edit.delta:
+        return None
+    window = edited_window(before.source, now.source)
+    start, stop = edit.lines
+    at = {segment.first_line: segment for segment in now.source.segments[: window.new_end]}
+    kept = []
+    for segment in before.source.segments[: window.old_end]:
+        same = at.get(segment.first_line)
+        end = segment.first_line + len(segment.lines)
+        if same is not None and same.body is segment.body and segment.first_line < stop and end > start:
+            kept.append((segment.first_line, segment.first_line + min(len(segment.lines), len(same.lines))))
+    lines = LineMap(start, stop, edit.delta, tuple(kept))
+    return lines, window.moved(before.source.segments, now.source.segments)
+
+
+def trusted(module: ModuleInfo) -> bool:
+    """Whether no string literal of the module may read like a line reference (`mentions_line`)."""
+    return not any(mentions_line(segment.text, segment.body) for segment in module.source.segments)

@@ -1,0 +1,120 @@
+"""An edit that adds or removes lines (an Enter, a deleted blank line, a pasted block) analyses
+only what it touched: the segments below keep their results, moved to their new lines, and the
+lines their texts name (of their own segment and of others, above and below the edit) are moved
+too; the outcome is field by field a fresh analysis's. Counted by the segments analysed, never
+by time."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable
+
+PATH = "/virtual/m.py"
+
+MODEL = """import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+ROWS = 64
+
+
+def place(cols):
+    return jax.device_put(jnp.zeros((ROWS, cols)), NamedSharding(mesh, P("data", "model")))
+
+
+a = place(16)
+b = place(6)
+c = jax.device_put(jnp.zeros((ROWS, 6)), NamedSharding(mesh, P("model", "data")))
+jax.set_mesh(mesh)
+d = jax.device_put(jnp.zeros((ROWS, 3)), P("data", "model"))
+"""
+
+
+class _Counting(Analyzer):
+    """Counts the segments analysed (not kept) by each analysis."""
+
+    analysed = 0
+
+    def _analyze_segment(self, segment, *rest):  # type: ignore[no-untyped-def]
+        self.analysed += 1
+        return super()._analyze_segment(segment, *rest)
+
+
+def _edit(analyzer: _Counting, text: str) -> int:
+    analyzer.analysed = 0
+    assert analyzer.analyze(PATH, text) == Analyzer().analyze(PATH, text)
+    return analyzer.analysed
+
+
+def _lines(text: str, at: int, added: list[str], removed: int = 0) -> str:
+    lines = text.split("\n")
+    return "\n".join(lines[:at] + added + lines[at + removed :])
+
+
+def test_the_texts_name_lines_of_other_segments() -> None:
+    """What makes the moves worth testing: sites below the edit name lines of the function they
+    call (above the edit or below it) and of the mesh."""
+    texts = [
+        text
+        for site in Analyzer().analyze(PATH, MODEL).sites
+        for text in (*site.provenance, *site.assumptions, site.mesh.source if site.mesh else "")
+    ]
+    assert any("line 13" in text for text in texts), texts  # place(16), below place()
+    assert any("line 6" in text for text in texts), texts  # ROWS
+    assert any("line 5" in text for text in texts), texts  # the mesh
+
+
+@pytest.mark.parametrize(
+    ("at", "added", "removed"),
+    [
+        (0, [""], 0),  # an Enter at the top
+        (4, [""], 0),  # above the mesh
+        (6, ["# a note", ""], 0),  # a comment pasted below the mesh
+        (7, [], 1),  # a blank line deleted
+        (11, [""], 0),  # between the function and its callers
+        (10, [], 1),  # a blank line deleted between the function and its callers
+    ],
+)
+def test_an_edit_that_moves_lines_analyses_nothing_again(at: int, added: list[str], removed: int) -> None:
+    analyzer = _Counting()
+    analyzer.analyze(PATH, MODEL)
+    assert _edit(analyzer, _lines(MODEL, at, added, removed)) == 0
+
+
+def test_a_pasted_statement_is_the_only_segment_analysed() -> None:
+    analyzer = _Counting()
+    analyzer.analyze(PATH, MODEL)
+    pasted = ["jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P('data')))", ""]
+    assert _edit(analyzer, _lines(MODEL, 7, pasted)) == 1
+
+
+def test_an_edit_inside_a_function_analyses_its_callers_again() -> None:
+    """A line added inside `place` changes its tree: it is analysed again (its callers' sites
+    are its own, found by searching them), and nothing else."""
+    analyzer = _Counting()
+    analyzer.analyze(PATH, MODEL)
+    assert _edit(analyzer, _lines(MODEL, 9, ["    cols = cols"])) == 1
+
+
+def test_a_literal_mentioning_a_line_keeps_the_texts_from_moving() -> None:
+    """A string literal that mentions "line" could be shown in a text as if it named a line:
+    then no text naming a line below the edit is moved, the results are analysed again."""
+    model = MODEL.replace('("data", "model"))\nROWS', '("data", "model"))\nNOTE = "line 12"\nROWS')
+    analyzer = _Counting()
+    analyzer.analyze(PATH, model)
+    assert _edit(analyzer, _lines(model, 0, [""])) > 0
+
+
+def test_a_line_the_edit_replaced_cannot_be_moved() -> None:
+    shifter = Shifter(LineMap(3, 5, 2), PATH, trusted=True)
+    assert shifter.value("literal at line 3") == "literal at line 3"
+    assert shifter.value("literal at line 6") == "literal at line 8"
+    with pytest.raises(Unshiftable):
+        shifter.value("literal at line 4")
+    untrusted = Shifter(LineMap(3, 5, 2), PATH, trusted=False)
+    assert untrusted.value("literal at line 2") == "literal at line 2"
+    with pytest.raises(Unshiftable):
+        untrusted.value("literal at line 6")
