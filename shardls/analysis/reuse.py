@@ -81,7 +81,7 @@ class Reuse:
         return value
 
 
-def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int]:
+def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int, tuple[str, int] | None]:
     """A frame by the identity of what it holds (the frame must be kept alive with the key):
     its locals by identity too, as `Evaluator.binding_value` memoises by them."""
     return (
@@ -91,6 +91,7 @@ def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int]:
         frame.position,
         frame.call_depth,
         id(frame.locals) if frame.locals else 0,
+        frame.runs_at,
     )
 
 

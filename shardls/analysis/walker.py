@@ -155,6 +155,7 @@ class Walker:
                 scope.order_of.get(id(stmt)),
                 frame.locals,
                 frame.call_depth,
+                runs_at=frame.runs_at,
             )
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
@@ -263,7 +264,15 @@ class Walker:
                 inside_jit=inside_jit or caller.inside_jit,
                 traced=traced,
             )
-            inner = Frame(self.module, info.scope, frame.segment, None, locals_, frame.call_depth + 1)
+            inner = Frame(
+                self.module,
+                info.scope,
+                frame.segment,
+                None,
+                locals_,
+                frame.call_depth + 1,
+                runs_at=caller.runs_at,
+            )
             yield from self._statements(
                 node.body, inner, inner_context, info.scope, replace(search, depth=depth)
             )
@@ -332,7 +341,9 @@ class Walker:
             if locals_ is None:
                 continue
             where = f"{callee_name}(...) at line {visit.frame.line_of(visit.call) + 1}"
-            found.append((locals_, replace(visit.context, call_site=where)))
+            found.append(
+                (locals_, replace(visit.context, call_site=where, runs_at=visit.frame.callee_runs_at()))
+            )
             if len(found) >= MAX_CONTEXTS:
                 break
         return found

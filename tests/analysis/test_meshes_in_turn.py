@@ -31,10 +31,21 @@ total = jax.jit(loss)(jnp.zeros((8,)))
 """
 
 
-def test_a_global_rebound_below_gives_a_warning_that_names_it() -> None:
-    """`device_put` reads `mesh` when it is called (the (i, j) mesh); shardls sees the last
-    binding only, so what it finds there is at most a warning that says why."""
-    found = [d for d in analyze(SECTIONS).diagnostics if d.span.line == 8]
+def test_a_global_rebound_below_is_read_as_bound_when_the_function_is_called() -> None:
+    """`device_put` reads `mesh` when it is called, at line 11: the (i, j) mesh bound above the
+    call, not the `stages` mesh bound below it (jax's shard_map notebook; corpus r53)."""
+    analysis = analyze(SECTIONS)
+    assert not [d for d in analysis.diagnostics if d.span.line == 8]
+    (site,) = [s for s in analysis.sites if s.span.line == 8]
+    assert site.mesh is not None and dict(site.mesh.mesh.sizes_by_name) == {"i": 4, "j": 2}
+    assert site.shard_shape == (2, 4)
+
+
+def test_a_global_rebound_read_by_a_call_of_unknown_time_gives_a_warning_that_names_it() -> None:
+    """Called only from a function nobody calls here, `device_put` may run at any time: shardls
+    takes the last binding, so what it finds there is at most a warning that says why."""
+    deferred = SECTIONS.replace("x = device_put(", "def later():\n    return device_put(")
+    found = [d for d in analyze(deferred).diagnostics if d.span.line == 8]
     assert found and all(d.severity is Severity.WARNING for d in found)
     assert all("`mesh` as last bound in the module" in d.message for d in found)
 

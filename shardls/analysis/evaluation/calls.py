@@ -132,7 +132,16 @@ def call_function(
     traced = traced_by_decorator(info.node)
     outside = evaluator.tracing
     evaluator.tracing = True if traced or outside else None if traced is None else outside
-    called = Frame(info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1, func.closure)
+    called = Frame(
+        info.module,
+        info.scope,
+        info.segment,
+        None,
+        locals_,
+        frame.call_depth + 1,
+        func.closure,
+        frame.callee_runs_at(),
+    )
     try:
         return _returned_once(
             evaluator, info, returns, called, (tuple(args), tuple(kwargs.items()), func.bound)
@@ -191,6 +200,7 @@ def _returned_once(
         arguments,
         id(called.enclosing),
         called.call_depth,
+        called.runs_at,
         evaluator.tracing,
         id(evaluator.context_mesh),
         id(evaluator.context),

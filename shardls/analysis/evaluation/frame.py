@@ -27,13 +27,31 @@ class Frame:
     enclosing: Frame | None = None
     """The call of the enclosing function, for a nested function's body (`FunctionV.closure`):
     where the names of the enclosing scope are read."""
+    runs_at: tuple[str, int] | None = None
+    """For a function's body: the top-level statement (module path, position) during which this
+    call runs, when the call was followed from one: a function reads its module's names as they
+    are bound when it runs, so before that statement. None: not known (the last binding)."""
 
     def with_locals(self, locals_: Mapping[str, Value]) -> Frame:
         """The same place with other locals (a comprehension's item): `dataclasses.replace`
         costs several times more, once per item and condition."""
         return Frame(
-            self.module, self.scope, self.segment, self.position, locals_, self.call_depth, self.enclosing
+            self.module,
+            self.scope,
+            self.segment,
+            self.position,
+            locals_,
+            self.call_depth,
+            self.enclosing,
+            self.runs_at,
         )
+
+    def callee_runs_at(self) -> tuple[str, int] | None:
+        """`runs_at` of the frame of a function called here: this statement at top level, else
+        the statement this code runs during."""
+        if self.scope.kind == "module" and self.position is not None:
+            return (self.module.path, self.position)
+        return self.runs_at
 
     def line_of(self, node: ast.AST) -> int:
         return self.segment.abs_line(getattr(node, "lineno", 1))

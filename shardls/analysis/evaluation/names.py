@@ -125,10 +125,12 @@ def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None =
                 return evaluator.bindings_value(candidates, scope, outer)
             enclosing = enclosing.enclosing
         elif first or scope.kind != "class":
+            if not first:
+                position = _runs_at(frame, scope)
             candidates = scope.lookup(name, position)
             if candidates:
                 value = evaluator.bindings_value(candidates, scope, frame if first else None)
-                return value if first else _read_from_a_function(value, name, scope)
+                return value if first or position is not None else _read_from_a_function(value, name, scope)
         first = False
         position = None
         scope = scope.parent
@@ -300,6 +302,15 @@ def _module_of(scope: Scope, frame: Frame | None) -> ModuleInfo:
         return scope.module
     assert frame is not None
     return frame.module
+
+
+def _runs_at(frame: Frame, scope: Scope) -> int | None:
+    """Where in `scope`, the module of a function's body, the call of `frame` runs (None: not
+    known, or another module's)."""
+    runs = frame.runs_at
+    if runs is None or scope.kind != "module" or scope.module is None or scope.module.path != runs[0]:
+        return None
+    return runs[1]
 
 
 def _read_from_a_function(value: Value, name: str, scope: Scope) -> Value:

@@ -459,7 +459,13 @@ def body_result(evaluator: Evaluator, app: Application, locals_: Mapping[str, Va
             evaluator.evaluate(
                 ret.value,
                 Frame(
-                    info.module, info.scope, info.segment, info.scope.order_of.get(id(ret)), locals_, depth
+                    info.module,
+                    info.scope,
+                    info.segment,
+                    info.scope.order_of.get(id(ret)),
+                    locals_,
+                    depth,
+                    runs_at=app.visit.frame.callee_runs_at(),
                 ),
             )
             for ret in info.returns

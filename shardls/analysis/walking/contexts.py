@@ -52,6 +52,8 @@ class Context:
     """Some function up the chain of calls has no visible caller (`Attention(...)` called in
     `Block.__init__`, which only another file builds): the mesh and rules in effect there are
     decided by code shardls cannot see, so their absence is no mistake."""
+    runs_at: tuple[str, int] | None = None
+    """The top-level statement the enclosing function's call runs during (`Frame.runs_at`)."""
 
     @property
     def mesh(self) -> MeshContext | None:

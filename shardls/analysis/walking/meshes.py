@@ -87,7 +87,15 @@ class ModuleMeshes:
         args, kwargs = self.evaluator.call_arguments(call, frame)
         for callee in options(self.evaluator.evaluate(call.func, frame)):
             for info, locals_ in self._bodies_run(callee, args, kwargs, call, frame):
-                inner = Frame(info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1)
+                inner = Frame(
+                    info.module,
+                    info.scope,
+                    info.segment,
+                    None,
+                    locals_,
+                    frame.call_depth + 1,
+                    runs_at=frame.callee_runs_at(),
+                )
                 mesh = self._last_mesh_set(info.node.body, inner)
                 if mesh is not None:
                     run_by = f"{short(call)} at line {frame.line_of(call) + 1}"
