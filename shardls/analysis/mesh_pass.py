@@ -30,7 +30,7 @@ from shardls.analysis.line_shift import Shifter
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
-from shardls.analysis.segment_cache import FileCache, Steps, read_keys
+from shardls.analysis.segment_cache import FileCache, Steps, Version, read_keys
 from shardls.analysis.sites import SharedState, SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Walker
@@ -46,7 +46,7 @@ class MeshPassResult:
     """What the walk asked of the builder's shared state and added to it."""
     diagnostics: tuple[Diagnostic, ...]
     reads: frozenset[tuple[str, str]]
-    modules: tuple[tuple[str, ModuleInfo | None], ...]
+    modules: tuple[tuple[str, Version], ...]
     steps: Steps
 
     def moved(self, shifter: Shifter) -> MeshPassResult:
@@ -147,7 +147,7 @@ def walk_segment(
     return MeshPassResult(shared, tuple(builder.diagnostics[first:]), keys, modules, steps)
 
 
-_NOTHING: tuple[frozenset[tuple[str, str]], tuple[tuple[str, ModuleInfo | None], ...]] = (frozenset(), ())
+_NOTHING: tuple[frozenset[tuple[str, str]], tuple[tuple[str, Version], ...]] = (frozenset(), ())
 
 
 def pass_fingerprint(global_meshes: tuple[MeshContext, ...], mesh_setters: frozenset[str]) -> object:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, Self, TypeVar, cast
 
+from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
 from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
@@ -23,6 +24,9 @@ from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
 from shardls.analysis.workspace import Workspace
+
+Version = ModuleInfo | DataFile | None
+"""Another file as a result read it: a module, a data file, or None (no module was found)."""
 
 _Key = tuple[str, str]
 """What a result read: ("name", n) for a name of the file's module, ("callee", n) for a name
@@ -36,7 +40,7 @@ class Kept(Protocol):
     def reads(self) -> frozenset[_Key]: ...
 
     @property
-    def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
+    def modules(self) -> tuple[tuple[str, Version], ...]: ...
 
     def moved(self, shifter: Shifter) -> Self:
         """The result at the lines an edit moved it to (raises `Unshiftable`)."""
@@ -61,7 +65,7 @@ class SegmentResult:
     """Some site is a typed result (`merge_types` has something to fold or drop)."""
     diagnostics: list[Diagnostic]
     reads: frozenset[_Key]
-    modules: tuple[tuple[str, ModuleInfo | None], ...]
+    modules: tuple[tuple[str, Version], ...]
     """The other modules read, in the version read (None: there was none)."""
     steps: Steps
     """What the segment's analysis took of its statement budget, which grows with its text."""
@@ -113,12 +117,12 @@ def segment_result(
 
 def read_keys(
     module: ModuleInfo, workspace: Workspace, reads: Reads
-) -> tuple[frozenset[_Key], tuple[tuple[str, ModuleInfo | None], ...]]:
+) -> tuple[frozenset[_Key], tuple[tuple[str, Version], ...]]:
     """What an evaluation of a segment of `module` read, as `FileCache` indexes it, and the
     other modules read in the version read. A name of another module counts as reading that
     module (a function of it read its own globals)."""
     keys: set[_Key] = {("callee", callee) for callee in reads.callees}
-    modules: dict[str, ModuleInfo | None] = dict(reads.modules)
+    modules: dict[str, Version] = dict(reads.modules)
     for path, name in reads.names:
         if path == module.path:
             keys.add(("name", name))
@@ -156,7 +160,7 @@ class FileCache(Generic[R]):
         self._by_tree: dict[int, int] = {}
         """The key of the entry of each segment tree (its statements tuple): a segment whose
         edit left its tree as it was has it under a new text (`same_tree`)."""
-        self._versions: dict[str, ModuleInfo | None] = {}
+        self._versions: dict[str, Version] = {}
         """The version of each other module the kept results read (None: not found then)."""
         self._shifter: Shifter | None = None
         """How the kept results move to the lines of the module being analysed (None: they
@@ -196,7 +200,8 @@ class FileCache(Generic[R]):
                 self._module, module, self._readers, self._shifter.lines if self._shifter else None
             )
         for path, version in self._versions.items():
-            if workspace.current(path) is not version:
+            now = workspace.data_file(path) if isinstance(version, DataFile) else workspace.current(path)
+            if now is not version:
                 keys.append(("module", path))
         stale: set[int] = set()
         for key in keys:

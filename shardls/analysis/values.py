@@ -377,3 +377,12 @@ class NamespaceV(Value):
             if key == name:
                 return value
         return None
+
+
+@dataclass(frozen=True)
+class FileV(Value):
+    """A file of known path opened for reading text (`open(path)`, `library/paths.py`), or its
+    text (`read=True`: `f.read()`), which a loader of its format reads (`library/yaml_files.py`)."""
+
+    path: str
+    read: bool = False

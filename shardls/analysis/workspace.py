@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shardls.analysis.data_file import DataFile
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import SegmentParser
 from shardls.files import decode_source_loosely, read_workspace_file
@@ -108,6 +109,7 @@ class Workspace:
         """The module last made for each file: the next text of the file is parsed from its
         segments (`SegmentParser.parse`), so that an edit parses only the lines around it."""
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
+        self._data: dict[str, DataFile] = {}
         self.reads: WorkspaceReads | None = None
         """When set, every read of the workspace is noted in it (see WorkspaceReads)."""
 
@@ -244,6 +246,27 @@ class Workspace:
             if self._latest.get(evicted[0]) is dropped:
                 del self._latest[evicted[0]]
         return module
+
+    def data_file(self, path: str) -> DataFile:
+        """A file read as data (a YAML config) in its current text: the same object while the
+        text is unchanged, so that a kept result that read it is kept while it is."""
+        key = _normalize(path)
+        text = self.text_of(key)
+        kept = self._data.get(key)
+        if kept is None or kept.text != text:
+            kept = self._data[key] = DataFile(key, text)
+            while len(self._data) > _MODULE_CACHE:
+                self._data.pop(next(iter(self._data)))
+        return kept
+
+    def within(self, path: str, importer: ModuleInfo) -> bool:
+        """Whether `path` is inside the workspace's roots (without roots: inside the folder of
+        `importer`), its links resolved: shardls reads nothing outside the workspace."""
+        real = os.path.realpath(path)
+        roots = [str(root) for root in self.roots] or [os.path.dirname(os.path.abspath(importer.path))]
+        return any(
+            os.path.commonpath([real, os.path.realpath(root)]) == os.path.realpath(root) for root in roots
+        )
 
     # -- imports ----------------------------------------------------------------------------
 

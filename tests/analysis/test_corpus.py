@@ -66,9 +66,10 @@ def _marked(programs: list[str]) -> list[Any]:
 
 
 def _fingerprint() -> str:
-    """Changes whenever a program, the oracle or the JAX/Flax version changes."""
+    """Changes whenever a program (or a config file it reads), the oracle or the JAX/Flax version changes."""
     digest = hashlib.sha256()
-    for name in [*PROGRAMS, *(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("__init__.py"))]:
+    read = [*PROGRAMS, *(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("__init__.py"))]
+    for name in [*read, *sorted(p.relative_to(CORPUS).as_posix() for p in CORPUS.rglob("*.yml"))]:
         digest.update(name.encode() + b"\0" + (CORPUS / name).read_bytes())
     digest.update(ORACLE.read_bytes())
     digest.update(f"{metadata.version('jax')} {metadata.version('flax')}".encode())

@@ -31,6 +31,9 @@ class Frame:
     """For a function's body: the top-level statement (module path, position) during which this
     call runs, when the call was followed from one: a function reads its module's names as they
     are bound when it runs, so before that statement. None: not known (the last binding)."""
+    in_order: bool = False
+    """The locals are those of this moment of a body run in order (`evaluation/ordered.py`): a
+    name among them has that value, whatever later writes of its items the scope holds."""
 
     def with_locals(self, locals_: Mapping[str, Value]) -> Frame:
         """The same place with other locals (a comprehension's item): `dataclasses.replace`
@@ -44,6 +47,7 @@ class Frame:
             self.call_depth,
             self.enclosing,
             self.runs_at,
+            self.in_order,
         )
 
     def callee_runs_at(self) -> tuple[str, int] | None:

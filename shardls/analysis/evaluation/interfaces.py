@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from shardls.analysis.data_file import DataFile
 from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
 from shardls.analysis.values import BoundMethod, Value
 
@@ -17,6 +18,14 @@ if TYPE_CHECKING:
 
 class ModuleResolver(Protocol):
     def resolve(self, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None: ...
+
+    def data_file(self, path: str) -> DataFile:
+        """A file of the workspace read as data (a config), noted as read."""
+        ...
+
+    def within(self, path: str, importer: ModuleInfo) -> bool:
+        """Whether `path` is in the workspace (where `importer` is, without workspace roots)."""
+        ...
 
 
 class LibraryCalls(Protocol):
@@ -80,8 +89,8 @@ class Reads:
 
     names: set[tuple[str, str]] = field(default_factory=set)
     """(module path, name) for every module-level name looked up."""
-    modules: dict[str, ModuleInfo] = field(default_factory=dict)
-    """Workspace modules read through imports, by path."""
+    modules: dict[str, ModuleInfo | DataFile] = field(default_factory=dict)
+    """Workspace modules read through imports, and files read as data (configs), by path."""
     callees: set[str] = field(default_factory=set)
     """Names whose call sites were searched (a new caller changes the result)."""
 

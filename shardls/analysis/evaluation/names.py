@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from shardls.analysis.scopes import Binding, ModuleInfo, Scope
 from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
-from shardls.analysis.values import ArrayV, MeshV, Ref, Unknown, Value
+from shardls.analysis.values import ArrayV, Const, MeshV, Origin, Ref, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluation.frame import ExpressionHandlers
@@ -52,6 +53,7 @@ _BUILTIN_NAMES = frozenset(
         "getattr",
         "object",
         "super",
+        "open",
     ]
 )
 
@@ -100,7 +102,9 @@ def _eval_NamedExpr(evaluator: Evaluator, node: ast.NamedExpr, frame: Frame) -> 
 
 
 def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None = None) -> Value:
-    if name in frame.locals and (frame.position is None or not frame.scope.superseded(name, frame.position)):
+    if name in frame.locals and (
+        frame.position is None or frame.in_order or not frame.scope.superseded(name, frame.position)
+    ):
         return frame.locals[name]
     scope: Scope | None = frame.scope
     position = frame.position
@@ -136,7 +140,16 @@ def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None =
         scope = scope.parent
     if name in _BUILTIN_NAMES:
         return Ref(f"builtins.{name}")
+    if name == "__file__":
+        return _file_path(frame)
     return Unknown(f"{name!r} is not defined here", symbol=name)
+
+
+def _file_path(frame: Frame) -> Value:
+    """`__file__`: the path of the module being read, where it is in the workspace (what a config
+    loader finds its files from: `os.path.dirname(__file__)`)."""
+    path = os.path.abspath(frame.module.path)
+    return Const(path, origin=Origin(f"the path of {os.path.basename(path)}"))
 
 
 def bindings_value(

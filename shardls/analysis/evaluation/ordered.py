@@ -14,8 +14,10 @@ sees the value of that moment.
 
 Only what this module understands is run: assignments to names (and to items of known lists and
 dicts), `list.append` and the other mutations `known_values.mutated` knows, `if`, `for` over a
-known sequence (with `break`, `continue` and `else`), `return`, `raise`, `assert`, `pass`, and
-expressions. Any other statement (`while`, `try`, `with`, a loop over a value of unknown length,
+known sequence (with `break`, `continue` and `else`), `with open(...) as f:` (a file suppresses
+no exception, so its body runs as a plain block: a config loader reading its file), `return`,
+`raise`, `assert`, `pass`, and expressions. Any other statement (`while`, `try`, another `with`,
+a loop over a value of unknown length,
 a target it cannot bind), or more than `MAX_STATEMENTS` statements run, and the function is read
 the lazy way instead (None).
 """
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, truthiness, with_item
 from shardls.analysis.node_memo import per_node
-from shardls.analysis.values import Const, DictV, Seq, SetV, Unknown, Value
+from shardls.analysis.values import Const, DictV, FileV, Seq, SetV, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator
@@ -53,7 +55,6 @@ _NOT_RUN = (
     ast.YieldFrom,
     ast.While,
     ast.Try,
-    ast.With,
     ast.AsyncWith,
     ast.AsyncFor,
     ast.Global,
@@ -107,7 +108,16 @@ def in_order(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             stack.extend((child, inner) for child in handler.body)
     if not (returns_in_loop or loop_names & returned):
         return False
-    return not any(isinstance(n, _NOT_RUN) for n in _own_nodes(node))
+    return not any(isinstance(n, _NOT_RUN) or _other_with(n) for n in _own_nodes(node))
+
+
+def _other_with(node: ast.AST) -> bool:
+    """A `with` other than of files opened by `open(...)` (whose manager may suppress exceptions)."""
+    return isinstance(node, ast.With) and not all(_opens(item.context_expr) for item in node.items)
+
+
+def _opens(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
 
 
 _OUTSIDE, _LOOPING, _BREAKING = 0, 1, 2
@@ -209,6 +219,8 @@ class _Run:
             return self._if(stmt, env)
         if isinstance(stmt, ast.For):
             return self._for(stmt, env)
+        if isinstance(stmt, ast.With):
+            return self._with(stmt, env)
         if isinstance(stmt, ast.Break):
             return _Paths(None, breaks=[env])
         if isinstance(stmt, ast.Continue):
@@ -229,7 +241,7 @@ class _Run:
 
     def eval(self, node: ast.expr, stmt: ast.stmt, env: Env) -> Value:
         position = self.info.scope.order_of.get(id(stmt))
-        return self.evaluator.eval(node, replace(self.called, position=position, locals=env))
+        return self.evaluator.eval(node, replace(self.called, position=position, locals=env, in_order=True))
 
     def _if(self, stmt: ast.If, env: Env) -> _Paths:
         truth = truthiness(self.eval(stmt.test, stmt, env))
@@ -261,6 +273,16 @@ class _Run:
             current = after.normal
         return _Paths(self._merge([p for p in (current, *exits) if p is not None]))
 
+    def _with(self, stmt: ast.With, env: Env) -> _Paths:
+        """`with open(path) as f:`: `f` is the opened file, and the body runs as a plain block."""
+        for item in stmt.items:
+            value = self.eval(item.context_expr, stmt, env)
+            if not isinstance(value, FileV):
+                raise _Unsupported  # `open` is not the builtin here, or its file is not known
+            if item.optional_vars is not None:
+                env = _bound(item.optional_vars, value, env)
+        return self.block(stmt.body, env)
+
     def _assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, env: Env) -> Env:
         if stmt.value is None:
             return env  # `x: int` binds nothing
@@ -282,6 +304,9 @@ class _Run:
 
     def _item_written(self, target: ast.Subscript, value: Value, stmt: ast.stmt, env: Env) -> Env:
         if not isinstance(target.value, ast.Name) or target.value.id not in env:
+            root = _subscripted(target)
+            if root is not None and root in env:  # `a[i][j] = v` changes `a` in a way not followed
+                return {**env, root: Unknown(f"an item of an item of {root!r} is written", symbol=root)}
             return env  # an item of something that is no local of the run
         key = self.eval(target.slice, stmt, env)
         return {**env, target.value.id: with_item(env[target.value.id], key, value)}
@@ -325,6 +350,14 @@ class _Run:
 _PURE_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
 """Methods of a list, dict or set that leave it as it was (a call of any other method that
 `known_values.mutated` does not know makes the local unknown)."""
+
+
+def _subscripted(target: ast.Subscript) -> str | None:
+    """The name at the root of nested subscripts (`a` of `a[i][j]`)."""
+    node: ast.expr = target
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _bound(target: ast.expr, value: Value, env: Env) -> Env:

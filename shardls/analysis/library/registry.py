@@ -93,10 +93,12 @@ def tables() -> tuple[
         nnx_variables,
         numpy_random,
         operations,
+        paths,
         pytrees,
         regex,
         sharding,
         transforms,
+        yaml_files,
     )
 
     for handlers in (_ATTRIBUTES, _SUBSCRIPTS, _INSTANTIATORS):

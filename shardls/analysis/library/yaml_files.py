@@ -1,0 +1,178 @@
+"""YAML configs read as the code reads them, with PyYAML's safe loader only.
+
+`yaml.safe_load(open(path))` (or `with open(path) as f: yaml.safe_load(f)`, `f.read()`,
+`yaml.load(f, Loader=yaml.SafeLoader)`) of a `.yml`/`.yaml` file of the workspace, named by a
+path shardls can evaluate (`library/paths.py`), gives the file's mappings, lists and scalars. A
+string given to `yaml.safe_load` (the value of a `key=value` override a loader splits off) is
+parsed the same way and keeps the string's own origin.
+
+Every value read from a file is a default a run can override (another file, a command-line
+`key=value`, an environment variable), so each scalar is marked as an assumption naming the file,
+the key and the value (`from base.yml: ici_fsdp_parallelism=-1`): a problem resting on it is at
+most a warning. What is not read stays unknown: a relative path (resolved against the directory a
+run starts in), a file outside the workspace or not readable, text that is not one valid YAML
+document, a tag the safe loader refuses, values other than numbers, strings, booleans and null,
+and a file whose nodes (aliases counted each time they are used) exceed `_MAX_NODES`.
+
+PyYAML is imported only when code loads a YAML file; without it the value is unknown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections import OrderedDict
+from typing import Any
+
+from shardls.analysis.data_file import DataFile
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.registry import calls
+from shardls.analysis.values import Const, DictV, FileV, Origin, Ref, Seq, Unknown, Value, as_str
+
+_SUFFIXES = (".yml", ".yaml")
+_MAX_NODES = 20_000
+"""Nodes of one file turned into values: MaxText's `base.yml` has about 2,500."""
+_MAX_DEPTH = 64
+_SAFE_LOADERS = frozenset({"yaml.SafeLoader", "yaml.CSafeLoader", "yaml.loader.SafeLoader"})
+_KEPT = 32
+"""Files whose values are kept (by path and text): every config reader of a run reads the same few."""
+
+_values: OrderedDict[tuple[str, str], Value] = OrderedDict()
+
+
+@calls("yaml.safe_load", "yaml.load")
+def _load(call: CallArgs) -> Value | None:
+    stream = call.get(0, "stream")
+    if call.qualname == "yaml.load":
+        loader = call.get(1, "Loader")
+        if not (isinstance(loader, Ref) and loader.qualname in _SAFE_LOADERS):
+            return Unknown("yaml.load with a loader other than the safe one")
+    if isinstance(stream, FileV):
+        return _file_values(call, stream.path)
+    text = as_str(stream or Const(None))
+    if text is None or not isinstance(stream, Const):
+        return None
+    return _text_values(text, stream.origin)
+
+
+def _file_values(call: CallArgs, path: str) -> Value:
+    name = os.path.basename(path)
+    if not path.endswith(_SUFFIXES):
+        return Unknown(f"{name} is not read as a YAML file (only .yml and .yaml)")
+    if not os.path.isabs(path):
+        return Unknown(f"{path} is relative to the directory a run starts in")
+    resolver = call.evaluator.resolver
+    if not resolver.within(path, call.frame.module):
+        return Unknown(f"{path} is outside the workspace")
+    data = resolver.data_file(path)
+    if call.evaluator.reads is not None:
+        call.evaluator.reads.modules[data.path] = data
+    if data.text is None:
+        return Unknown(f"{name} is not a readable file of the workspace")
+    key = (data.path, data.text)
+    kept = _values.get(key)
+    if kept is None:
+        kept = _values[key] = _read(data)
+        while len(_values) > _KEPT:
+            _values.popitem(last=False)
+    else:
+        _values.move_to_end(key)
+    return kept
+
+
+def _read(data: DataFile) -> Value:
+    assert data.text is not None
+    name = os.path.basename(data.path)
+    node = _composed(data.text)
+    if isinstance(node, Unknown):
+        return Unknown(f"{name}: {node.reason}")
+    if node is None:
+        return Const(None)
+    return _Converter(name, data.path).value(node, "", 0)
+
+
+def _text_values(text: str, origin: Origin | None) -> Value:
+    node = _composed(text)
+    if isinstance(node, Unknown) or node is None:
+        return node if node is not None else Const(None, origin=origin)
+    return _Converter(None, None, origin).value(node, "", 0)
+
+
+def _yaml() -> Any:
+    """PyYAML (untyped here: no stubs are installed with it)."""
+    return importlib.import_module("yaml")
+
+
+def _composed(text: str) -> Any:
+    """The document's node tree (None: an empty document), or Unknown."""
+    try:
+        yaml = _yaml()
+    except ImportError:
+        return Unknown("PyYAML is not installed")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.compose(text, Loader=loader)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return Unknown("not one valid YAML document")
+
+
+class _Converter:
+    """Values of a composed YAML document, each scalar constructed by the safe loader and marked
+    with where it is written."""
+
+    def __init__(self, name: str | None, path: str | None, origin: Origin | None = None) -> None:
+        yaml = _yaml()
+        self.yaml = yaml
+        self.name = name
+        self.path = path
+        self.origin = origin
+        self.constructor = yaml.SafeLoader("")
+        self.nodes = 0
+
+    def value(self, node: Any, dotted: str, depth: int) -> Value:
+        self.nodes += 1
+        if self.nodes > _MAX_NODES or depth > _MAX_DEPTH:
+            return Unknown(f"{self.name or 'the YAML text'} is too large or too deeply nested to read")
+        if isinstance(node, self.yaml.MappingNode):
+            return self._mapping(node, dotted, depth)
+        if isinstance(node, self.yaml.SequenceNode):
+            items = tuple(self.value(item, f"{dotted}[{i}]", depth + 1) for i, item in enumerate(node.value))
+            return Seq(items, is_list=True)
+        scalar = self._scalar(node)
+        if isinstance(scalar, Unknown):
+            return scalar
+        return Const(scalar, origin=self._origin(dotted, scalar, node))
+
+    def _mapping(self, node: Any, dotted: str, depth: int) -> Value:
+        try:
+            self.constructor.flatten_mapping(node)  # `<<: *base` merge keys, as the loader does
+        except self.yaml.YAMLError:
+            return Unknown(f"{self.name or 'the YAML text'}: a merge key the loader refuses")
+        entries: dict[int | float | str | bool | None, Value] = {}
+        for key_node, value_node in node.value:
+            key = self._scalar(key_node) if isinstance(key_node, self.yaml.ScalarNode) else None
+            if key is None or isinstance(key, Unknown):
+                return Unknown(f"{self.name or 'the YAML text'}: a key that is not a plain value")
+            entries.pop(key, None)  # a repeated key: the last one is the value, as the loader has it
+            entries[key] = self.value(value_node, f"{dotted}.{key}" if dotted else str(key), depth + 1)
+        return DictV(tuple(Const(key) for key in entries), tuple(entries.values()))
+
+    def _scalar(self, node: Any) -> int | float | str | bool | None | Unknown:
+        try:
+            value: Any = self.constructor.construct_object(node, deep=True)
+        except (self.yaml.YAMLError, ValueError, OverflowError):
+            return Unknown(f"{self.name or 'the YAML text'}: a value the safe loader refuses")
+        if value is None or isinstance(value, int | float | str | bool):
+            return value
+        return Unknown(f"{self.name or 'the YAML text'}: a {type(value).__name__} value")
+
+    def _origin(self, dotted: str, scalar: object, node: Any) -> Origin | None:
+        if self.name is None:  # text the code holds: as known, or as assumed, as that text
+            return self.origin
+        shown = f"{dotted}={scalar!r}" if isinstance(scalar, str) else f"{dotted}={scalar}"
+        return Origin(
+            f"from {self.name}: {shown}",
+            self.path,
+            node.start_mark.line,
+            assumption=f"{shown} from {self.name} (a run may override it)",
+        )
