@@ -1,0 +1,127 @@
+"""YAML configs read without running code (`library/yaml_files.py`, `library/paths.py`): a file of
+the workspace named by a path shardls evaluates, read with the safe loader; every value is an
+assumption naming its file and key, so a problem resting on one is a warning; what cannot be read
+safely stays unknown. (The MaxText-style loader with a model file and `key=value` overrides is run
+under JAX in `tests/corpus/r51_yaml_config/`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shardls.analysis.facts import SymbolicDim
+from shardls.analysis.settings import Settings
+from shardls.core import Severity
+from tests.analysis.analysis_helpers import site_named, workspace
+
+STATED = Settings(device_count=8)
+
+BASE = """
+mesh_axes: ['data', 'model']
+ici_data_parallelism: 2
+ici_model_parallelism: 4
+vocab_size: 1002
+emb_dim: 64
+defaults: &defaults
+  heads: 8
+attention:
+  <<: *defaults
+"""
+
+PROGRAM = """
+import os
+import jax, jax.numpy as jnp
+import yaml
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "base.yml")
+with open(CONFIG) as f:
+    cfg = yaml.safe_load(f)
+
+mesh = jax.make_mesh((cfg["ici_data_parallelism"], cfg["ici_model_parallelism"]), tuple(cfg["mesh_axes"]))
+table = jax.device_put(jnp.zeros((cfg["vocab_size"], cfg["emb_dim"])), NamedSharding(mesh, P("model")))
+heads = jax.device_put(jnp.zeros((cfg["attention"]["heads"], 8)), NamedSharding(mesh, P("model")))
+"""
+
+
+def _analyze(tmp_path: Path, program: str, base: str = BASE) -> object:
+    analyzer = workspace(tmp_path, {"configs/base.yml": base, "train.py": program})
+    path = tmp_path / "train.py"
+    return analyzer, analyzer.analyze(str(path), path.read_text(), STATED)
+
+
+def test_values_from_a_yaml_file_are_assumptions_named_in_a_warning(tmp_path: Path) -> None:
+    _, analysis = _analyze(tmp_path, PROGRAM)
+    mesh = {m.name: m for m in analysis.meshes}["mesh"]
+    assert mesh.mesh.axis_sizes == (2, 4)
+    assert "ici_model_parallelism=4 from base.yml (a run may override it)" in mesh.assumed
+    table = site_named(analysis, "table")
+    assert table.shape == (1002, 64)
+    assert "from base.yml: vocab_size=1002" in table.provenance[0]
+    assert site_named(analysis, "heads").shape == (8, 8)  # a merge key, as the safe loader reads it
+    (uneven,) = [d for d in analysis.diagnostics if d.code == "SH001"]
+    assert uneven.severity is Severity.WARNING
+    assert "vocab_size=1002 from base.yml (a run may override it)" in uneven.message
+    assert not [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
+
+
+def test_an_edited_yaml_file_is_read_again(tmp_path: Path) -> None:
+    analyzer, _ = _analyze(tmp_path, PROGRAM)
+    (tmp_path / "configs/base.yml").write_text(BASE.replace("vocab_size: 1002", "vocab_size: 1024"))
+    path = tmp_path / "train.py"
+    analysis = analyzer.analyze(str(path), path.read_text(), STATED)
+    assert site_named(analysis, "table").shape == (1024, 64)
+    assert not [d for d in analysis.diagnostics if d.code == "SH001"]
+
+
+def _first_dim(tmp_path: Path, loading: str, base: str = BASE) -> object:
+    program = f"""
+import os, jax, jax.numpy as jnp, yaml
+from jax.sharding import NamedSharding, PartitionSpec as P
+HERE = os.path.dirname(os.path.abspath(__file__))
+cfg = {loading}
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((cfg["vocab_size"], 8)), NamedSharding(mesh, P("model")))
+"""
+    _, analysis = _analyze(tmp_path, program, base)
+    return site_named(analysis, "x").shape[0]  # type: ignore[attr-defined]
+
+
+def test_what_cannot_be_read_safely_stays_unknown(tmp_path: Path) -> None:
+    outside = tmp_path.parent / "outside.yml"
+    outside.write_text("vocab_size: 1002\n")
+    unread = {
+        "a relative path": 'yaml.safe_load(open("configs/base.yml"))',
+        "outside the workspace": f"yaml.safe_load(open({str(outside)!r}))",
+        "an unsafe loader": 'yaml.load(open(os.path.join(HERE, "configs/base.yml")), Loader=yaml.Loader)',
+        "not a YAML file": 'yaml.safe_load(open(os.path.join(HERE, "train.py")))',
+        "a missing file": 'yaml.safe_load(open(os.path.join(HERE, "configs/none.yml")))',
+    }
+    for why, loading in unread.items():
+        assert isinstance(_first_dim(tmp_path, loading), SymbolicDim), why
+    for why, text in {
+        "two documents": "vocab_size: 1\n---\nvocab_size: 2\n",
+        "a tag": "vocab_size: !!python/name:os.system\n",
+    }.items():
+        loading = 'yaml.safe_load(open(os.path.join(HERE, "configs/base.yml")))'
+        assert isinstance(_first_dim(tmp_path, loading, text), SymbolicDim), why
+
+
+def test_the_safe_loader_and_a_read_text_are_read_alike(tmp_path: Path) -> None:
+    for loading in (
+        'yaml.load(open(os.path.join(HERE, "configs", "base.yml")), Loader=yaml.SafeLoader)',
+        'yaml.safe_load(open(os.path.join(HERE, "configs", "base.yml")).read())',
+    ):
+        assert _first_dim(tmp_path, loading) == 1002, loading
+
+
+def test_a_yaml_string_in_the_code_keeps_its_own_origin(tmp_path: Path) -> None:
+    program = """
+import jax, jax.numpy as jnp, yaml
+from jax.sharding import NamedSharding, PartitionSpec as P
+cfg = yaml.safe_load("vocab_size: 1002")
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((cfg["vocab_size"], 8)), NamedSharding(mesh, P("model")))  # the code's own value
+"""
+    _, analysis = _analyze(tmp_path, program)
+    (uneven,) = [d for d in analysis.diagnostics if d.code == "SH001"]
+    assert uneven.severity is Severity.ERROR
