@@ -386,3 +386,10 @@ class FileV(Value):
 
     path: str
     read: bool = False
+
+
+@dataclass(frozen=True)
+class PathV(Value):
+    """A `pathlib.Path` of known text (`library/paths.py`): what a loader names its config by."""
+
+    path: str

@@ -76,6 +76,7 @@ def test_an_edited_yaml_file_is_read_again(tmp_path: Path) -> None:
 def _first_dim(tmp_path: Path, loading: str, base: str = BASE) -> object:
     program = f"""
 import os, jax, jax.numpy as jnp, yaml
+from pathlib import Path
 from jax.sharding import NamedSharding, PartitionSpec as P
 HERE = os.path.dirname(os.path.abspath(__file__))
 cfg = {loading}
@@ -91,6 +92,7 @@ def test_what_cannot_be_read_safely_stays_unknown(tmp_path: Path) -> None:
     outside.write_text("vocab_size: 1002\n")
     unread = {
         "a relative path": 'yaml.safe_load(open("configs/base.yml"))',
+        "a relative Path": 'yaml.safe_load(Path("configs/base.yml").resolve().read_text())',
         "outside the workspace": f"yaml.safe_load(open({str(outside)!r}))",
         "an unsafe loader": 'yaml.load(open(os.path.join(HERE, "configs/base.yml")), Loader=yaml.Loader)',
         "not a YAML file": 'yaml.safe_load(open(os.path.join(HERE, "train.py")))',
@@ -125,3 +127,39 @@ x = jax.device_put(jnp.zeros((cfg["vocab_size"], 8)), NamedSharding(mesh, P("mod
     _, analysis = _analyze(tmp_path, program)
     (uneven,) = [d for d in analysis.diagnostics if d.code == "SH001"]
     assert uneven.severity is Severity.ERROR
+
+
+LOADER = """
+import os, jax, jax.numpy as jnp, yaml
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+def post_process(raw):
+    raw["vocab_size"] = 1024
+
+def initialize(argv, post):
+    with open(argv[1]) as f:
+        raw = yaml.safe_load(f)
+    for arg in argv[2:]:
+        key, value = arg.split("=", 1)
+        raw[key] = yaml.safe_load(value)
+    if post:
+        post_process(raw)
+    return raw
+
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs", "base.yml")
+cfg = initialize([None, path, "emb_dim=32"], False)
+changed = initialize([None, path], True)
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+x = jax.device_put(jnp.zeros((cfg["vocab_size"], cfg["emb_dim"])), NamedSharding(mesh, P("model")))
+y = jax.device_put(jnp.zeros((changed["vocab_size"], 8)), NamedSharding(mesh, P("model")))
+"""
+
+
+def test_a_loader_applies_key_value_overrides_and_a_helper_given_the_config_makes_it_unknown(
+    tmp_path: Path,
+) -> None:
+    _, analysis = _analyze(tmp_path, LOADER)
+    x = site_named(analysis, "x")
+    assert x.shape == (1002, 32)  # the override is the code's own value
+    assert "from base.yml: vocab_size=1002" in x.provenance[0]
+    assert isinstance(site_named(analysis, "y").shape[0], SymbolicDim)  # post_process may change it

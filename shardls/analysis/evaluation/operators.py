@@ -8,6 +8,7 @@ import ast
 import operator
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from shardls.analysis.evaluation.choices import map_options
@@ -24,6 +25,7 @@ from shardls.analysis.values import (
     MatchV,
     MeshV,
     Origin,
+    PathV,
     Ref,
     Seq,
     SetV,
@@ -33,6 +35,7 @@ from shardls.analysis.values import (
     UnknownInt,
     Value,
     as_int,
+    as_str,
     assumption_of,
     guarded_alternatives,
     options,
@@ -236,6 +239,8 @@ def binop(
         return Seq(seq.items * count, seq.is_list)
     if isinstance(left, Const) and isinstance(right, Const):
         return assuming(_arith(evaluator, op, left.value, right.value, node, frame), left, right)
+    if op is ast.Div and (isinstance(left, PathV) or isinstance(right, PathV)):
+        return _path_joined(left, right)
     array = array_operation(op, left, right)
     if array is not None:
         return typed_binop(evaluator, op, left, right, node, frame, array) or array
@@ -243,6 +248,14 @@ def binop(
     if op in _INT_CLOSED and _is_int(left) and _is_int(right):
         return UnknownInt("arithmetic on ints not known here", symbol=symbol)
     return Unknown("arithmetic on unknown values", symbol=symbol)
+
+
+def _path_joined(left: Value, right: Value) -> Value:
+    """`Path / str`, `str / Path`, `Path / Path`: the joined `Path`."""
+    parts = [v.path if isinstance(v, PathV) else as_str(v) for v in (left, right)]
+    if parts[0] is None or parts[1] is None:
+        return Unknown("a path joined with a value not known here")
+    return PathV(str(PurePath(parts[0], parts[1])))
 
 
 _INT_CLOSED = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)

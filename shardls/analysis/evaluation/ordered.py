@@ -14,8 +14,9 @@ sees the value of that moment.
 
 Only what this module understands is run: assignments to names (and to items of known lists and
 dicts), `list.append` and the other mutations `known_values.mutated` knows, `if`, `for` over a
-known sequence (with `break`, `continue` and `else`), `with open(...) as f:` (a file suppresses
-no exception, so its body runs as a plain block: a config loader reading its file), `return`,
+known sequence (with `break`, `continue` and `else`), `with open(...) as f:` or `path.open()` (a
+file suppresses no exception, so its body runs as a plain block: a config loader reading its
+file), `return`,
 `raise`, `assert`, `pass`, and expressions. Any other statement (`while`, `try`, another `with`,
 a loop over a value of unknown length,
 a target it cannot bind), or more than `MAX_STATEMENTS` statements run, and the function is read
@@ -117,7 +118,13 @@ def _other_with(node: ast.AST) -> bool:
 
 
 def _opens(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+    """`open(...)` or `path.open(...)` (whether it opens a file is known when the run meets it)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "open") or (
+        isinstance(func, ast.Attribute) and func.attr == "open"
+    )
 
 
 _OUTSIDE, _LOOPING, _BREAKING = 0, 1, 2
@@ -313,16 +320,19 @@ class _Run:
 
     def _expression(self, stmt: ast.Expr, env: Env) -> Env:
         call = stmt.value
+        if not isinstance(call, ast.Call):
+            return env  # a docstring
+        func = call.func
         if not (
-            isinstance(call, ast.Call)
-            and isinstance(call.func, ast.Attribute)
-            and isinstance(call.func.value, ast.Name)
-            and call.func.value.id in env
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and isinstance(env.get(func.value.id), (Seq, DictV, SetV))
         ):
-            return env  # a docstring, or a call whose effects the lazy reading ignores as well
-        name, method = call.func.value.id, call.func.attr
-        if not isinstance(env[name], (Seq, DictV, SetV)) or method in _PURE_METHODS:
-            return env  # not a container the run follows (`self.log(...)` leaves `self` known)
+            return _passed_on(call, env)  # `self.log(...)` leaves `self` known
+        name, method = func.value.id, func.attr
+        if method in _PURE_METHODS:
+            return env
+        # A container's own method (`raw.update(model)`) changes it, not what it is given.
         args, kwargs = self.evaluator.call_arguments(call, replace(self.called, locals=env))
         after = mutated(env[name], method, args, kwargs, self.evaluator.limits.collection)
         return {**env, name: after or Unknown(f"{name!r} after .{method}()", symbol=name)}
@@ -350,6 +360,29 @@ class _Run:
 _PURE_METHODS = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
 """Methods of a list, dict or set that leave it as it was (a call of any other method that
 `known_values.mutated` does not know makes the local unknown)."""
+
+
+_READERS = frozenset({"print", "len", "sorted", "repr", "str", "isinstance"})
+"""Functions that only read what they are given: a container passed to one is as it was."""
+
+
+def _passed_on(call: ast.Call, env: Env) -> Env:
+    """A statement `helper(raw)`, whose only use is what it does to its arguments: a list, dict or
+    set of the run given to it may be changed there (a config loader's `user_init(raw_keys)`),
+    so it is unknown after it, unless the callee only reads (`print`)."""
+    if isinstance(call.func, ast.Name) and call.func.id in _READERS:
+        return env
+    given = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    given += [k.value for k in call.keywords]
+    for node in given:
+        if isinstance(node, ast.Name) and _mutable(env.get(node.id)):
+            changed = Unknown(f"{node.id!r} may be changed by the call it is passed to", symbol=node.id)
+            env = {**env, node.id: changed}
+    return env
+
+
+def _mutable(value: Value | None) -> bool:
+    return isinstance(value, (DictV, SetV)) or (isinstance(value, Seq) and value.is_list)
 
 
 def _subscripted(target: ast.Subscript) -> str | None:

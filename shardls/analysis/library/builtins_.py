@@ -19,6 +19,8 @@ from shardls.analysis.values import (
     DevicesV,
     DictV,
     InstanceV,
+    Origin,
+    PathV,
     Ref,
     Seq,
     SetV,
@@ -79,6 +81,8 @@ def _convert(call: CallArgs) -> Value | None:
     value = call.get(0)
     if isinstance(value, KeyV) and call.qualname == "builtins.str":
         return Const(value.text())
+    if isinstance(value, PathV) and call.qualname == "builtins.str":
+        return Const(value.path, origin=Origin(f"path {value.path}"))
     if not isinstance(value, Const):
         if call.qualname == "builtins.int" and value is not None and not isinstance(value, (Seq, DictV)):
             return UnknownInt("int() of a value not known here", symbol=_source_symbol(call.node))

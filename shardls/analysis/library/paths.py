@@ -1,21 +1,35 @@
-"""File paths as strings, and files opened for reading: what a config loader names a file by.
+"""File paths, and files opened for reading: what a config loader names a file by.
 
 Code finds its config files from where it is written (`os.path.join(os.path.dirname(__file__),
-"configs", "base.yml")`) or from a literal path, and opens them with `open(path)`. `__file__` is
-the analysed file's absolute path (`evaluation/names.py`), and the `os.path` functions here
-compute on known strings as Python does; a relative path given to `abspath` depends on the
-directory a run starts in, so it stays unknown. `open(path)` for reading is a `FileV`, which
-nothing reads here: a loader of the file's format (`library/yaml_files.py`) does.
+"configs", "base.yml")`, `Path(__file__).parent / "configs" / "base.yml"`) or from a literal
+path, and opens them with `open(path)`, `path.open()` or `path.read_text()`. `__file__` is the
+analysed file's absolute path (`evaluation/names.py`), and the `os.path` and `pathlib` operations
+here compute on known paths as Python does (a `Path` is a `PathV`, its `/` is in
+`evaluation/operators.py`); a relative path made absolute depends on the directory a run starts
+in, so it stays unknown, and links are not resolved (the file is read, later, only inside the
+workspace). A file opened for reading is a `FileV`, which nothing reads here: a loader of the
+file's format (`library/yaml_files.py`) does.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import PurePath
 
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.registry import calls, methods
-from shardls.analysis.values import BoundMethod, Const, FileV, Origin, Unknown, Value, as_str, assumption_of
+from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.values import (
+    BoundMethod,
+    Const,
+    FileV,
+    Origin,
+    PathV,
+    Unknown,
+    Value,
+    as_str,
+    assumption_of,
+)
 
 
 def _path_result(path: str, *parts: Value) -> Value:
@@ -25,8 +39,13 @@ def _path_result(path: str, *parts: Value) -> Value:
     return Const(path, origin=origin)
 
 
+def path_text(value: Value) -> str | None:
+    """The text of a path given as a string or a `Path`."""
+    return value.path if isinstance(value, PathV) else as_str(value)
+
+
 def _strings(call: CallArgs) -> list[str] | None:
-    texts = [as_str(arg) for arg in call.args]
+    texts = [path_text(arg) for arg in call.args]
     if call.kwargs or any(text is None for text in texts):
         return None
     return [text for text in texts if text is not None]
@@ -55,23 +74,74 @@ def _one_path(call: CallArgs) -> Value | None:
 
 @calls("os.path.abspath", "os.path.realpath")
 def _absolute(call: CallArgs) -> Value | None:
-    """An absolute path normalised. A relative one is resolved against the directory a run
-    starts in, which is not known here; links are not resolved (the file is read, later, only
-    inside the workspace)."""
     parts = _strings(call)
     if parts is None or len(parts) != 1:
         return None
-    if not os.path.isabs(parts[0]):
+    absolute = _absolute_text(parts[0])
+    return absolute if isinstance(absolute, Unknown) else _path_result(absolute, *call.args)
+
+
+def _absolute_text(path: str) -> str | Unknown:
+    """An absolute path normalised; a relative one is resolved against the directory a run
+    starts in, which is not known here."""
+    if not os.path.isabs(path):
         return Unknown("a relative path, resolved against the directory a run starts in")
-    return _path_result(os.path.normpath(parts[0]), *call.args)
+    return os.path.normpath(path)
+
+
+@calls("os.fspath")
+def _fspath(call: CallArgs) -> Value | None:
+    path = path_text(call.get(0, "path") or Const(None))
+    return None if path is None else Const(path, origin=Origin(f"path {path}"))
+
+
+@calls("pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath")
+def _path(call: CallArgs) -> Value | None:
+    parts = _strings(call)
+    return None if parts is None else PathV(str(PurePath(*parts)))
+
+
+@attributes
+def _path_attribute(
+    library: Library, evaluator: object, base: Value, attr: str, frame: object
+) -> Value | None:
+    if not isinstance(base, PathV):
+        return None
+    pure = PurePath(base.path)
+    if attr == "parent":
+        return PathV(str(pure.parent))
+    if attr in ("name", "stem", "suffix"):
+        text: str = getattr(pure, attr)
+        return Const(text, origin=Origin(f"{attr} of path {base.path}"))
+    return None
+
+
+@methods(PathV, "resolve", "absolute", "joinpath", "open", "read_text", "__str__", "__fspath__")
+def _path_method(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    path = method.base
+    assert isinstance(path, PathV)
+    if method.name in ("resolve", "absolute"):
+        absolute = _absolute_text(path.path)
+        return absolute if isinstance(absolute, Unknown) else PathV(absolute)
+    if method.name == "joinpath":
+        parts = _strings(call)
+        return None if parts is None else PathV(str(PurePath(path.path, *parts)))
+    if method.name in ("__str__", "__fspath__"):
+        return Const(path.path, origin=Origin(f"path {path.path}"))
+    if method.name == "open" and _reading(call.get(0, "mode")):
+        return FileV(path.path)
+    return FileV(path.path, read=True) if method.name == "read_text" else None
+
+
+def _reading(mode: Value | None) -> bool:
+    return mode is None or as_str(mode) in ("r", "rt")
 
 
 @calls("builtins.open")
 def _open(call: CallArgs) -> Value | None:
     """`open(path)` or `open(path, "r")`: a file read as text; any other mode is no config."""
-    path = as_str(call.get(0, "file") or Const(None))
-    mode = call.get(1, "mode")
-    if path is None or (mode is not None and as_str(mode) not in ("r", "rt")):
+    path = path_text(call.get(0, "file") or Const(None))
+    if path is None or not _reading(call.get(1, "mode")):
         return None
     return FileV(path)
 
