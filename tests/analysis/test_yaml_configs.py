@@ -163,3 +163,16 @@ def test_a_loader_applies_key_value_overrides_and_a_helper_given_the_config_make
     assert x.shape == (1002, 32)  # the override is the code's own value
     assert "from base.yml: vocab_size=1002" in x.provenance[0]
     assert isinstance(site_named(analysis, "y").shape[0], SymbolicDim)  # post_process may change it
+
+
+def test_merge_keys_that_disagree_and_alias_bombs_stay_unknown(tmp_path: Path) -> None:
+    loading = 'yaml.safe_load(open(os.path.join(HERE, "configs", "base.yml")))["m"]'
+    disagreeing = "a: &a {vocab_size: 1}\nb: &b {vocab_size: 2}\nm: {<<: [*a, *b]}\n"
+    assert isinstance(_first_dim(tmp_path, loading, disagreeing), SymbolicDim)
+    agreeing = "a: &a {vocab_size: 2}\nb: &b {vocab_size: 2, x: 1}\nm: {<<: [*a, *b]}\n"
+    assert _first_dim(tmp_path, loading, agreeing) == 2
+    bomb = "l0: &l0 {vocab_size: 8}\n" + "".join(
+        f"l{i}: &l{i} {{<<: [*l{i - 1}, *l{i - 1}], k{i}: {i}}}\n" for i in range(1, 40)
+    )
+    # Each merge of an alias is counted: 2**39 copies would be made by flattening them.
+    assert isinstance(_first_dim(tmp_path, loading.replace('["m"]', '["l39"]'), bomb), SymbolicDim)

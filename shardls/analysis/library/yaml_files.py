@@ -37,6 +37,11 @@ _SAFE_LOADERS = frozenset({"yaml.SafeLoader", "yaml.CSafeLoader", "yaml.loader.S
 _KEPT = 32
 """Files whose values are kept (by path and text): every config reader of a run reads the same few."""
 
+_MERGE = "tag:yaml.org,2002:merge"
+
+Key = int | float | str | bool
+"""A mapping key the values keep (the safe loader allows others, which stay unknown)."""
+
 _values: OrderedDict[tuple[str, str], Value] = OrderedDict()
 
 
@@ -144,18 +149,49 @@ class _Converter:
         return Const(scalar, origin=self._origin(dotted, scalar, node))
 
     def _mapping(self, node: Any, dotted: str, depth: int) -> Value:
-        try:
-            self.constructor.flatten_mapping(node)  # `<<: *base` merge keys, as the loader does
-        except self.yaml.YAMLError:
-            return Unknown(f"{self.name or 'the YAML text'}: a merge key the loader refuses")
-        entries: dict[int | float | str | bool | None, Value] = {}
+        """A mapping as the safe loader builds it: the entries of `<<:` merge keys first (a key
+        that merged mappings give different values is unknown), then its own, which win; a
+        repeated key keeps its first place and its last value. Merged mappings are converted like any node, so an alias merged many
+        times counts each time against `_MAX_NODES` (the loader's own flattening would copy it)."""
+        sources: list[Any] = []
+        own: list[tuple[Key, Any]] = []
         for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                sources += (
+                    value_node.value if isinstance(value_node, self.yaml.SequenceNode) else [value_node]
+                )
+                continue
             key = self._scalar(key_node) if isinstance(key_node, self.yaml.ScalarNode) else None
             if key is None or isinstance(key, Unknown):
                 return Unknown(f"{self.name or 'the YAML text'}: a key that is not a plain value")
-            entries.pop(key, None)  # a repeated key: the last one is the value, as the loader has it
+            own.append((key, value_node))
+        entries = self._merged(sources, dotted, depth)
+        if isinstance(entries, Unknown):
+            return entries
+        for key, value_node in own:
             entries[key] = self.value(value_node, f"{dotted}.{key}" if dotted else str(key), depth + 1)
         return DictV(tuple(Const(key) for key in entries), tuple(entries.values()))
+
+    def _merged(self, sources: list[Any], dotted: str, depth: int) -> dict[Key, Value] | Unknown:
+        merged: dict[Key, Value] = {}
+        for source in sources:
+            if not isinstance(source, self.yaml.MappingNode):
+                return Unknown(f"{self.name or 'the YAML text'}: a merge key of something not a mapping")
+            value = self._mapping(source, dotted, depth + 1)
+            if not isinstance(value, DictV):
+                return value if isinstance(value, Unknown) else Unknown("a merge the loader refuses")
+            self.nodes += 1
+            if self.nodes > _MAX_NODES or depth > _MAX_DEPTH:
+                return Unknown(f"{self.name or 'the YAML text'} is too large or too deeply nested to read")
+            for key, item in zip(value.keys, value.values):
+                assert isinstance(key, Const)
+                name: Key = key.value  # type: ignore[assignment]
+                if name in merged and merged[name] != item:
+                    # PyYAML's choice between merged mappings that disagree differs between its
+                    # versions and with how often the mappings were merged before
+                    item = Unknown(f"{name!r} of several merged mappings", symbol=str(name))
+                merged[name] = item
+        return merged
 
     def _scalar(self, node: Any) -> int | float | str | bool | None | Unknown:
         try:
