@@ -176,3 +176,59 @@ def test_merge_keys_that_disagree_and_alias_bombs_stay_unknown(tmp_path: Path) -
     )
     # Each merge of an alias is counted: 2**39 copies would be made by flattening them.
     assert isinstance(_first_dim(tmp_path, loading.replace('["m"]', '["l39"]'), bomb), SymbolicDim)
+
+
+OMEGACONF_BASE = """
+mesh: {data: 2, model: 4}
+model:
+  vocab_size: 1000
+  emb_dim: 64
+  lr: 1e-3
+  name: ${model.kind}
+"""
+
+OMEGACONF = """
+import os, jax, jax.numpy as jnp
+from omegaconf import OmegaConf
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+base = OmegaConf.load(os.path.join(HERE, "configs", "base.yml"))
+cli = OmegaConf.from_cli(["model.emb_dim=32", "model.heads=6"])
+cfg = OmegaConf.merge(base, cli, OmegaConf.create({"model": {"vocab_size": 1002}}))
+plain = OmegaConf.to_container(cfg, resolve=True)
+mesh = jax.make_mesh((cfg.mesh.data, cfg.mesh["model"]), ("data", "model"))
+x = jax.device_put(jnp.zeros((cfg.model.vocab_size, cfg.model.emb_dim)), NamedSharding(mesh, P("model")))
+y = jax.device_put(jnp.zeros((base.model.vocab_size, plain["model"]["heads"])), NamedSharding(mesh, P("model")))
+z = jax.device_put(jnp.zeros((cfg.get("layers", 8), 4)), NamedSharding(mesh, P("model")))
+lr = cfg.model.lr
+name = cfg.model.name
+"""
+
+
+def test_omegaconf_loads_merges_and_reads_overrides_as_it_does(tmp_path: Path) -> None:
+    analyzer = workspace(tmp_path, {"configs/base.yml": OMEGACONF_BASE, "train.py": OMEGACONF})
+    path = tmp_path / "train.py"
+    analysis = analyzer.analyze(str(path), path.read_text(), STATED)
+    mesh = {m.name: m for m in analysis.meshes}["mesh"]
+    assert mesh.mesh.axis_sizes == (2, 4)
+    assert "mesh.model=4 from base.yml (a run may override it)" in mesh.assumed
+    assert site_named(analysis, "x").shape == (1002, 32)  # merged: the later config wins
+    assert site_named(analysis, "y").shape == (1000, 6)
+    assert site_named(analysis, "z").shape == (8, 4)  # a key not set: get's default
+    (uneven,) = [d for d in analysis.diagnostics if d.code == "SH001"]
+    assert site_named(analysis, "x").span.line == uneven.span.line
+    assert uneven.severity is Severity.WARNING  # the mesh's model=4 is from base.yml
+
+
+def test_omegaconf_values_it_reads_otherwise_stay_unknown(tmp_path: Path) -> None:
+    from shardls.analysis.library.yaml_files import text_values
+    from shardls.analysis.values import Const, DictV, Unknown
+
+    values = text_values("lr: 1e-3\nname: ${model.kind}\nsize: 4\n", None, omegaconf=True)
+    assert isinstance(values, DictV)
+    assert isinstance(values.get("lr"), Unknown) and isinstance(values.get("name"), Unknown)
+    assert values.get("size") == Const(4)
+    plain = text_values("lr: 1e-3\n", None)  # the safe loader keeps it a string
+    assert isinstance(plain, DictV) and plain.get("lr") == Const("1e-3")
+    assert isinstance(text_values("a: 1\na: 2\n", None, omegaconf=True), Unknown)

@@ -92,6 +92,7 @@ def tables() -> tuple[
         nnx_state,
         nnx_variables,
         numpy_random,
+        omegaconf_,
         operations,
         paths,
         pytrees,

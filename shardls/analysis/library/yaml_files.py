@@ -42,7 +42,7 @@ _MERGE = "tag:yaml.org,2002:merge"
 Key = int | float | str | bool
 """A mapping key the values keep (the safe loader allows others, which stay unknown)."""
 
-_values: OrderedDict[tuple[str, str], Value] = OrderedDict()
+_values: OrderedDict[tuple[str, str, bool], Value] = OrderedDict()
 
 
 @calls("yaml.safe_load", "yaml.load")
@@ -53,14 +53,16 @@ def _load(call: CallArgs) -> Value | None:
         if not (isinstance(loader, Ref) and loader.qualname in _SAFE_LOADERS):
             return Unknown("yaml.load with a loader other than the safe one")
     if isinstance(stream, FileV):
-        return _file_values(call, stream.path)
+        return file_values(call, stream.path)
     text = as_str(stream or Const(None))
     if text is None or not isinstance(stream, Const):
         return None
-    return _text_values(text, stream.origin)
+    return text_values(text, stream.origin)
 
 
-def _file_values(call: CallArgs, path: str) -> Value:
+def file_values(call: CallArgs, path: str, omegaconf: bool = False) -> Value:
+    """The values of the YAML file at `path`, as the safe loader reads it (`omegaconf`: as
+    `OmegaConf.load` does, `_Converter`)."""
     name = os.path.basename(path)
     if not path.endswith(_SUFFIXES):
         return Unknown(f"{name} is not read as a YAML file (only .yml and .yaml)")
@@ -74,10 +76,10 @@ def _file_values(call: CallArgs, path: str) -> Value:
         call.evaluator.reads.modules[data.path] = data
     if data.text is None:
         return Unknown(f"{name} is not a readable file of the workspace")
-    key = (data.path, data.text)
+    key = (data.path, data.text, omegaconf)
     kept = _values.get(key)
     if kept is None:
-        kept = _values[key] = _read(data)
+        kept = _values[key] = _read(data, omegaconf)
         while len(_values) > _KEPT:
             _values.popitem(last=False)
     else:
@@ -85,7 +87,7 @@ def _file_values(call: CallArgs, path: str) -> Value:
     return kept
 
 
-def _read(data: DataFile) -> Value:
+def _read(data: DataFile, omegaconf: bool) -> Value:
     assert data.text is not None
     name = os.path.basename(data.path)
     node = _composed(data.text)
@@ -93,14 +95,15 @@ def _read(data: DataFile) -> Value:
         return Unknown(f"{name}: {node.reason}")
     if node is None:
         return Const(None)
-    return _Converter(name, data.path).value(node, "", 0)
+    return _Converter(name, data.path, None, omegaconf).value(node, "", 0)
 
 
-def _text_values(text: str, origin: Origin | None) -> Value:
+def text_values(text: str, origin: Origin | None, omegaconf: bool = False) -> Value:
+    """The values of YAML text the code holds, each with the text's own origin."""
     node = _composed(text)
     if isinstance(node, Unknown) or node is None:
         return node if node is not None else Const(None, origin=origin)
-    return _Converter(None, None, origin).value(node, "", 0)
+    return _Converter(None, None, origin, omegaconf).value(node, "", 0)
 
 
 def _yaml() -> Any:
@@ -123,9 +126,12 @@ def _composed(text: str) -> Any:
 
 class _Converter:
     """Values of a composed YAML document, each scalar constructed by the safe loader and marked
-    with where it is written."""
+    with where it is written. For OmegaConf (`omegaconf`), whose loader is the safe one with more
+    floats (`1e-3`) and no repeated keys, and whose strings may be `${...}` interpolations
+    resolved when read: such strings, a string `float()` reads and a mapping with a repeated key
+    are unknown."""
 
-    def __init__(self, name: str | None, path: str | None, origin: Origin | None = None) -> None:
+    def __init__(self, name: str | None, path: str | None, origin: Origin | None, omegaconf: bool) -> None:
         yaml = _yaml()
         self.yaml = yaml
         self.name = name
@@ -133,6 +139,7 @@ class _Converter:
         self.origin = origin
         self.constructor = yaml.SafeLoader("")
         self.nodes = 0
+        self.omegaconf = omegaconf
 
     def value(self, node: Any, dotted: str, depth: int) -> Value:
         self.nodes += 1
@@ -168,6 +175,8 @@ class _Converter:
         entries = self._merged(sources, dotted, depth)
         if isinstance(entries, Unknown):
             return entries
+        if self.omegaconf and len({key for key, _ in own}) < len(own):
+            return Unknown(f"{self.name or 'the YAML text'}: a repeated key, which OmegaConf refuses")
         for key, value_node in own:
             entries[key] = self.value(value_node, f"{dotted}.{key}" if dotted else str(key), depth + 1)
         return DictV(tuple(Const(key) for key in entries), tuple(entries.values()))
@@ -198,6 +207,8 @@ class _Converter:
             value: Any = self.constructor.construct_object(node, deep=True)
         except (self.yaml.YAMLError, ValueError, OverflowError):
             return Unknown(f"{self.name or 'the YAML text'}: a value the safe loader refuses")
+        if self.omegaconf and isinstance(value, str) and _omegaconf_reads_otherwise(value):
+            return Unknown(f"{self.name or 'the YAML text'}: {value!r}, which OmegaConf reads otherwise")
         if value is None or isinstance(value, int | float | str | bool):
             return value
         return Unknown(f"{self.name or 'the YAML text'}: a {type(value).__name__} value")
@@ -212,3 +223,14 @@ class _Converter:
             node.start_mark.line,
             assumption=f"{shown} from {self.name} (a run may override it)",
         )
+
+
+def _omegaconf_reads_otherwise(text: str) -> bool:
+    """A string the safe loader keeps that OmegaConf does not: an interpolation, or a float."""
+    if "${" in text:
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
