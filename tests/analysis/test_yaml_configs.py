@@ -65,12 +65,19 @@ def test_values_from_a_yaml_file_are_assumptions_named_in_a_warning(tmp_path: Pa
 
 
 def test_an_edited_yaml_file_is_read_again(tmp_path: Path) -> None:
+    """On disk (a `check` run) and in the editor (the server's text of the file), by the same
+    Analyzer, whose kept results read the file."""
     analyzer, _ = _analyze(tmp_path, PROGRAM)
-    (tmp_path / "configs/base.yml").write_text(BASE.replace("vocab_size: 1002", "vocab_size: 1024"))
+    config = tmp_path / "configs/base.yml"
+    config.write_text(BASE.replace("vocab_size: 1002", "vocab_size: 1024"))
     path = tmp_path / "train.py"
     analysis = analyzer.analyze(str(path), path.read_text(), STATED)
     assert site_named(analysis, "table").shape == (1024, 64)
     assert not [d for d in analysis.diagnostics if d.code == "SH001"]
+    analyzer.workspace.set_text(str(config), BASE.replace("vocab_size: 1002", "vocab_size: 2048"))
+    assert site_named(analyzer.analyze(str(path), path.read_text(), STATED), "table").shape == (2048, 64)
+    analyzer.workspace.set_text(str(config), None)
+    assert site_named(analyzer.analyze(str(path), path.read_text(), STATED), "table").shape == (1024, 64)
 
 
 def _first_dim(tmp_path: Path, loading: str, base: str = BASE) -> object:
