@@ -12,7 +12,9 @@ the key and the value (`from base.yml: ici_fsdp_parallelism=-1`): a problem rest
 most a warning. What is not read stays unknown: a relative path (resolved against the directory a
 run starts in), a file outside the workspace or not readable, text that is not one valid YAML
 document, a tag the safe loader refuses, values other than numbers, strings, booleans and null,
-and a file whose nodes (aliases counted each time they are used) exceed `_MAX_NODES`.
+a key that several merged mappings (`<<:`) give different values, and a file whose nodes
+(aliases counted each time they are used, merged ones too) exceed `_MAX_NODES`. OmegaConf's
+reading of a file (`library/omegaconf_.py`) is the same with its differences unknown.
 
 PyYAML is imported only when code loads a YAML file; without it the value is unknown.
 """
@@ -31,7 +33,7 @@ from shardls.analysis.values import Const, DictV, FileV, Origin, Ref, Seq, Unkno
 
 _SUFFIXES = (".yml", ".yaml")
 _MAX_NODES = 20_000
-"""Nodes of one file turned into values: MaxText's `base.yml` has about 2,500."""
+"""Nodes of one file turned into values: MaxText's `base.yml` has 1,112 (read in ~20 ms)."""
 _MAX_DEPTH = 64
 _SAFE_LOADERS = frozenset({"yaml.SafeLoader", "yaml.CSafeLoader", "yaml.loader.SafeLoader"})
 _KEPT = 32
