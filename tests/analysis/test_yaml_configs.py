@@ -6,6 +6,7 @@ under JAX in `tests/corpus/r51_yaml_config/`.)"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from shardls.analysis.facts import SymbolicDim
@@ -239,3 +240,12 @@ def test_omegaconf_values_it_reads_otherwise_stay_unknown(tmp_path: Path) -> Non
     plain = text_values("lr: 1e-3\n", None)  # the safe loader keeps it a string
     assert isinstance(plain, DictV) and plain.get("lr") == Const("1e-3")
     assert isinstance(text_values("a: 1\na: 2\n", None, omegaconf=True), Unknown)
+
+
+def test_a_notebook_has_no_file_path(tmp_path: Path) -> None:
+    analyzer = workspace(tmp_path, {"configs/base.yml": BASE})
+    text = textwrap.dedent(PROGRAM)
+    notebook = analyzer.analyze(str(tmp_path / "train.ipynb"), text, STATED)
+    assert isinstance(site_named(notebook, "table").shape[0], SymbolicDim)  # __file__: NameError there
+    script = analyzer.analyze(str(tmp_path / "train.py"), text, STATED)
+    assert site_named(script, "table").shape[0] == 1002

@@ -149,6 +149,8 @@ def _file_path(frame: Frame) -> Value:
     """`__file__`: the path of the module being read, where it is in the workspace (what a config
     loader finds its files from: `os.path.dirname(__file__)`)."""
     path = os.path.abspath(frame.module.path)
+    if path.endswith(".ipynb"):
+        return Unknown("__file__ is not defined in a notebook", symbol="__file__")
     return Const(path, origin=Origin(f"the path of {os.path.basename(path)}"))
 
 
