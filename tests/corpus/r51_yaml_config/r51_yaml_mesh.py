@@ -1,8 +1,9 @@
-"""r51: a MaxText-style test: the config comes from `configs/base.yml` and the model file
-`model_name` selects, with `key=value` overrides and keyword arguments, read by a loader
-(`pyconfig.initialize`) with `yaml.safe_load`; the mesh is built from the ICI and DCN
-parallelism, -1 taking the remaining devices, and arrays are sharded over it. Every value from
-a YAML file is an assumption (a run may override it); the test's own overrides are its code."""
+"""r51: in the way of a MaxText test (not named `*_test.py`, so that pytest does not collect
+it): the config comes from `configs/base.yml` and the model file `model_name` selects, with
+`key=value` overrides and keyword arguments, read by a loader (`pyconfig.initialize`) with
+`yaml.safe_load`; the mesh is built from the ICI and DCN parallelism, -1 taking the remaining
+devices, and arrays are sharded over it. Every value from a YAML file is an assumption (a run
+may override it); the test's own overrides are its code."""
 import jax
 import jax.numpy as jnp
 import numpy as np
