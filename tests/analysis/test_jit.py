@@ -195,20 +195,77 @@ def test_sites_are_named_after_parameters_and_targets() -> None:
         "out = step(jnp.zeros((8, 8)), jnp.zeros((8, 8)))\n"
         "step(jnp.zeros((8, 8)), jnp.zeros((8, 8)))\n"
     )
+    first = HEADER.count("\n")
     called = [s for s in analysis.sites if s.shape is not None]
-    assert sorted((s.kind.value, s.name) for s in called) == sorted(
+    assert sorted((s.span.line - first, s.kind.value, s.name) for s in called) == sorted(
         [
-            ("jit_in_sharding", "x"),
-            ("jit_in_sharding", "y"),
-            ("jit_out_sharding", "out"),
-            ("jit_in_sharding", "x"),
-            ("jit_in_sharding", "y"),
-            ("jit_out_sharding", "f(...)"),
+            # Where the shardings are written: the arrays both calls agree on.
+            (2, "jit_in_sharding", "x"),
+            (2, "jit_in_sharding", "y"),
+            (2, "jit_out_sharding", "f(...)"),
+            (3, "jit_in_sharding", "x"),
+            (3, "jit_in_sharding", "y"),
+            (3, "jit_out_sharding", "out"),
+            (4, "jit_in_sharding", "x"),
+            (4, "jit_in_sharding", "y"),
+            (4, "jit_out_sharding", "f(...)"),
             # The NamedShardings the prelude builds take the shape their uses here agree on.
-            ("named_sharding", "rows"),
-            ("named_sharding", "cols"),
+            (-2, "named_sharding", "rows"),
+            (-1, "named_sharding", "cols"),
         ]
     )
+
+
+def _written(analysis: FileAnalysis, line: int) -> list[tuple[str, str | None, object]]:
+    """(kind, name, per-device shape) of the jit sites on `line` of the text after HEADER."""
+    first = HEADER.count("\n")
+    return sorted(
+        (s.kind.value, s.name, s.shard_shape)
+        for s in analysis.sites
+        if s.kind in (SiteKind.JIT_IN, SiteKind.JIT_OUT) and s.span.line - first == line
+    )
+
+
+def test_written_shardings_take_the_arrays_every_call_agrees_on() -> None:
+    """Decorated or not, the sharding where it is written shows what each call lays out with it
+    (flax_on_pjit.ipynb: `jax.jit(init_fn, in_shardings=(..., x_sharding))` called once)."""
+    analysis = analyze(
+        "@partial(jax.jit, in_shardings=(rows, cols), out_shardings=rows)\n"
+        "def step(x, w):\n"
+        "    return x @ w\n"
+        "y = step(jnp.zeros((8, 16)), jnp.zeros((16, 8)))\n"
+        "z = step(jnp.zeros((8, 16)), jnp.zeros((16, 8)))\n"
+    )
+    assert _written(analysis, 0) == [
+        ("jit_in_sharding", "w", (16, 2)),
+        ("jit_in_sharding", "x", (4, 16)),
+        ("jit_out_sharding", "step(...)", (4, 8)),
+    ]
+    assert not analysis.diagnostics
+
+
+def test_written_shardings_met_by_different_arrays_stay_unknown() -> None:
+    """Two calls with other shapes: the written sharding has no shape of its own (never one of
+    them picked), and an uneven call is reported once, at that call, where JAX raises it."""
+    analysis = analyze(
+        "double = jax.jit(lambda a: a * 2, in_shardings=rows)\n"
+        "small = double(jnp.zeros((8, 4)))\n"
+        "large = double(jnp.zeros((16, 4)))\n"
+        "bad = double(jnp.zeros((3, 4)))\n"
+    )
+    assert _written(analysis, 0) == [("jit_in_sharding", "<lambda>", None)]
+    first = HEADER.count("\n")
+    assert [(d.code, d.span.line - first) for d in analysis.diagnostics] == [("SH001", 3)]
+
+
+def test_written_sharding_of_an_uneven_call_reports_at_the_call_only() -> None:
+    analysis = analyze(
+        "double = jax.jit(lambda a: a * 2, in_shardings=rows)\nbad = double(jnp.zeros((3, 4)))\n"
+    )
+    first = HEADER.count("\n")
+    assert [(d.code, d.span.line - first) for d in analysis.diagnostics] == [("SH001", 1)]
+    (written,) = [s for s in analysis.sites if s.kind is SiteKind.JIT_IN and s.span.line == first]
+    assert written.shape == (3, 4)
 
 
 def test_predicted_output_is_labelled_and_reports_nothing() -> None:

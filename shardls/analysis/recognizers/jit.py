@@ -52,11 +52,11 @@ def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     app = application_of(builder.evaluator, visit, call.qualname, call.args, call.kwargs)
     if app is None or (app.get("in_shardings") is None and app.get("out_shardings") is None):
         return
-    sites = call_sites(caller_walker(builder, visit), app, 0)
-    _written(builder, app, called=bool(sites))
-    for site in sites:
-        _inputs(builder, app, site)
-        _outputs(builder, app, site)
+    met = [
+        (_inputs(builder, app, site), _outputs(builder, app, site))
+        for site in call_sites(caller_walker(builder, visit), app, 0)
+    ]
+    _written(builder, app, met)
 
 
 @binds("jax.jit")
@@ -68,10 +68,13 @@ def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[
 # -- where the shardings are written -------------------------------------------------------------
 
 
-def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
+def _written(builder: SiteBuilder, app: Application, met: list[tuple[list[Pair], list[Pair]]]) -> None:
     """A site for each sharding where the jit call writes it. A bare `P` is checked only where
-    the function is called (against that call's context mesh), unless no call is visible; the
-    output's shape is used only then too, since JAX checks it at the call."""
+    the function is called (against that call's context mesh), unless no call is visible. The
+    shapes JAX checks are those of the calls (`met`: per visible call, its input and output
+    pairs), so a written sharding shows the array every call it meets agrees on and reports
+    none of the problems of that shape: each call reports its own where JAX raises them."""
+    called = bool(met)
     names = [n for i, n in enumerate(app.parameters) if i not in _static_positions(app)]
     inputs = pair_arguments(app.get("in_shardings"), app.node("in_shardings"), [], names)
     result = None if called else body_result(builder.evaluator, app, {})
@@ -80,8 +83,8 @@ def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
     )
     visit = app.visit
     call_span = visit.frame.span(visit.call)
-    for kind, pairs in ((SiteKind.JIT_IN, inputs), (SiteKind.JIT_OUT, outputs)):
-        for pair in pairs:
+    for kind, pairs, side in ((SiteKind.JIT_IN, inputs, 0), (SiteKind.JIT_OUT, outputs, 1)):
+        for index, pair in enumerate(pairs):
             sharding = sharding_of(pair.spec)
             if sharding is None or (called and sharding.mesh is None):
                 continue
@@ -91,42 +94,70 @@ def _written(builder: SiteBuilder, app: Application, called: bool) -> None:
                 if sharding.mesh is not None
                 else quiet_mesh(builder, visit, span)
             )
-            shape = pair.value.shape if pair.value is not None else None
-            dtype = pair.value.dtype if pair.value is not None else None
+            array = pair.value if not called else _agreed(pairs, index, [call[side] for call in met])
             builder.add_layout(
                 kind,
                 visit,
                 span,
                 pair.label or app.name,
                 sharding.spec,
-                shape,
-                dtype,
+                array.shape if array is not None else None,
+                array.dtype if array is not None else None,
                 UsageContext.JIT,
                 mesh,
+                superseded=_shape_problem if called else None,
                 sharding=sharding,
             )
+
+
+def _agreed(written: list[Pair], index: int, calls: list[list[Pair]]) -> ArrayV | None:
+    """The array the written sharding `written[index]` meets at every call whose array is known,
+    when those arrays agree on shape and dtype; None otherwise, or when a call pairs its
+    shardings otherwise than where they are written (a pytree prefix over several arrays), since
+    the sharding then meets more than one array there."""
+    arrays: list[ArrayV] = []
+    for pairs in calls:
+        if len(pairs) != len(written) or pairs[index].spec_node is not written[index].spec_node:
+            return None
+        array = pairs[index].value
+        if array is not None and array.shape is not None:
+            arrays.append(array)
+    if not arrays or len({(array.shape, array.dtype) for array in arrays}) != 1:
+        return None
+    return arrays[0]
+
+
+def _shape_problem(problem: Problem) -> bool:
+    return problem.code in SHAPE_CODES
 
 
 # -- at a call -----------------------------------------------------------------------------------
 
 
-def _inputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
-    for pair in _input_pairs(app, site):
+def _inputs(builder: SiteBuilder, app: Application, site: CallSite) -> list[Pair]:
+    """The input layouts at one call; returns the pairs they come from."""
+    pairs = _input_pairs(app, site)
+    for pair in pairs:
         _at_call(builder, site, SiteKind.JIT_IN, pair, legacy_mesh=_is_pjit(app))
+    return pairs
 
 
-def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> None:
+def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> list[Pair]:
+    """The output layouts at one call; returns the pairs of the out_shardings written (none
+    when the outputs' shardings are predicted)."""
     specs = app.get("out_shardings")
     result = body_result(builder.evaluator, app, _locals(builder.evaluator, app, site))
     default = f"{app.name}(...)"
     if specs is not None:
-        for pair in output_pairs(specs, app.node("out_shardings"), result, site, default):
+        pairs = output_pairs(specs, app.node("out_shardings"), result, site, default)
+        for pair in pairs:
             _at_call(builder, site, SiteKind.JIT_OUT, pair, legacy_mesh=_is_pjit(app))
-        return
+        return pairs
     # No out_shardings: pair every array of the result with a placeholder, keep the sharded ones.
     for pair in output_pairs(Const(None), None, result, site, default):
         if pair.value is not None and pair.value.sharding is not None:
             _at_call(builder, site, SiteKind.JIT_OUT, replace(pair, spec=pair.value.sharding), predicted=True)
+    return []
 
 
 def _is_pjit(app: Application) -> bool:
