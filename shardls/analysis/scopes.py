@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import re
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -592,15 +593,27 @@ class FunctionInfo:
 
     @cached_property
     def returns(self) -> list[ast.Return]:
-        found: list[ast.Return] = []
-        stack: list[ast.AST] = list(self.node.body)
+        return [node for node, _ in self._own() if isinstance(node, ast.Return)]
+
+    @cached_property
+    def yields(self) -> list[tuple[ast.Yield | ast.YieldFrom, ast.stmt]]:
+        """The `yield`s of the function's own body, each with the statement it is in, in the
+        order of the text: the function is a generator when there is one."""
+        found = [(node, stmt) for node, stmt in self._own() if isinstance(node, (ast.Yield, ast.YieldFrom))]
+        return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+
+    def _own(self) -> Iterator[tuple[ast.AST, ast.stmt]]:
+        """The nodes of the function's own body (not of the functions, classes and lambdas
+        nested in it), each with the statement it is in."""
+        stack: list[tuple[ast.AST, ast.stmt]] = [(stmt, stmt) for stmt in self.node.body]
         while stack:
-            node = stack.pop()
-            if isinstance(node, ast.Return):
-                found.append(node)
-            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.extend(ast.iter_child_nodes(node))
-        return found
+            node, stmt = stack.pop()
+            yield node, stmt
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.extend(
+                    (child, child if isinstance(child, ast.stmt) else stmt)
+                    for child in ast.iter_child_nodes(node)
+                )
 
 
 @dataclass(eq=False)

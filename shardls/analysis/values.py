@@ -81,6 +81,16 @@ class SetV(Value):
 
 
 @dataclass(frozen=True)
+class StreamV(Value):
+    """What a generator's call gives (`for x, y in dataset(steps, batch)`): items whose number is
+    not known here, each one of `item` (the values its `yield`s give with the call's arguments,
+    a choice when there are several). A loop over it binds `item`; anything that needs the items
+    one by one (`list(...)`, `*args`, a comprehension) finds their number unknown."""
+
+    item: Value
+
+
+@dataclass(frozen=True)
 class SliceV(Value):
     """`a:b:c` as one entry of a tuple index (`x[0:4, ::2]`); a bound not written is None."""
 

@@ -11,7 +11,7 @@ from shardls.analysis.evaluation.fixed_rank import with_fixed_rank
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
 from shardls.analysis.scopes import Binding, ModuleInfo, Scope
-from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, Unknown, Value
+from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, StreamV, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator
@@ -30,6 +30,8 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
         iterable = evaluator.eval(binding.value, frame)
         if isinstance(iterable, Seq) and iterable.items:
             return evaluator.choice([unpack(item, binding.unpack) for item in iterable.items])
+        if isinstance(iterable, StreamV):
+            return unpack(iterable.item, binding.unpack)
         return Unknown(f"loop variable {binding.name!r}", symbol=binding.name)
     if kind == "augassign" and isinstance(binding.node, ast.AugAssign):
         previous = evaluator.lookup(binding.name, frame, binding.node)

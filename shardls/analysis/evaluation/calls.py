@@ -29,6 +29,7 @@ from shardls.analysis.values import (
     InstanceV,
     Ref,
     Seq,
+    StreamV,
     Unknown,
     Value,
 )
@@ -125,7 +126,7 @@ def call_function(
         args = []
     locals_ = evaluator.bind_arguments(info, args, kwargs, func.bound, frame)
     returns = info.returns
-    if not returns:
+    if not returns and not info.yields:
         return Const(None)
     if _recurs_on_nothing_new(info, locals_, frame):
         return Unknown(f"calls nested too deeply in {info.qualname}()")
@@ -208,6 +209,8 @@ def _returned_once(
     )
 
     def compute() -> Value:
+        if info.yields:
+            return _generated(evaluator, info, called)
         ordered = run_in_order(evaluator, info, called) if in_order(info.node) else None
         return ordered if ordered is not None else _returned(evaluator, info, returns, called)
 
@@ -232,6 +235,32 @@ def _returned(evaluator: Evaluator, info: FunctionInfo, returns: list[ast.Return
     if not values:
         return Unknown(f"no return of {info.qualname}() is reached")
     return values[0] if len(values) == 1 else evaluator.choice(values)
+
+
+def _generated(evaluator: Evaluator, info: FunctionInfo, called: Frame) -> Value:
+    """A generator's call: its items are what its `yield` statements give, with the call's
+    arguments, as a loop variable is the choice of the loop's items; their number stays unknown.
+    A `yield` decided against by an `if` gives none; one inside an expression (`sent = yield x`),
+    a bare `yield` and a `yield from` give an item not known here."""
+    guards = statement_guards(info.node)
+    items: list[Value] = []
+    for node, statement in info.yields[: evaluator.limits.choices]:
+        if not branches_taken(evaluator, info, guards.get(id(statement), ()), called):
+            continue
+        if isinstance(node, ast.YieldFrom) or node.value is None or not _stands_alone(node, statement):
+            items.append(Unknown(f"an item of {info.qualname}()"))
+            continue
+        items.append(
+            evaluator.eval(node.value, replace(called, position=info.scope.order_of.get(id(statement))))
+        )
+    if not items:
+        return StreamV(Unknown(f"no yield of {info.qualname}() is reached"))
+    return StreamV(items[0] if len(items) == 1 else evaluator.choice(items))
+
+
+def _stands_alone(node: ast.Yield, statement: ast.stmt) -> bool:
+    """`yield x` as a statement of its own, whose value is evaluated where the statement is."""
+    return isinstance(statement, ast.Expr) and statement.value is node
 
 
 def branches_taken(

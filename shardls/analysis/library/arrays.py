@@ -128,6 +128,20 @@ def _arange(call: CallArgs) -> Value | None:
     return _array(call, shape, call.get(None, "dtype"), default)
 
 
+@calls("jax.numpy.linspace", "numpy.linspace")
+def _linspace(call: CallArgs) -> Value | None:
+    """`linspace(start, stop, num=50)` between two numbers: `num` samples of the default float
+    (of `dtype=`); bounds that are arrays (a batch of ranges) or `retstep=True` are not followed."""
+    bounds = [call.get(0, "start"), call.get(1, "stop")]
+    if (
+        any(bound is None or _number(bound) is None for bound in bounds)
+        or call.get(None, "retstep") is not None
+    ):
+        return None
+    num = call.get(2, "num")
+    return _array(call, Seq((num if num is not None else Const(50),)), call.get(5, "dtype"))
+
+
 def _number(value: Value) -> int | float | None:
     if (
         isinstance(value, Const)

@@ -24,6 +24,7 @@ from shardls.analysis.values import (
     Ref,
     Seq,
     SetV,
+    StreamV,
     Unknown,
     UnknownInt,
     Value,
@@ -177,7 +178,10 @@ def _zip(call: CallArgs) -> Value | None:
 
 @calls("builtins.enumerate")
 def _enumerate(call: CallArgs) -> Value | None:
-    items = _items(call.get(0))
+    stream = call.get(0)
+    if isinstance(stream, StreamV):  # a generator's items, counted from 0 up to a number not known
+        return StreamV(Seq((UnknownInt("the index enumerate() gives"), stream.item)))
+    items = _items(stream)
     if items is None:
         return None
     return Seq(tuple(Seq((Const(i), item)) for i, item in enumerate(items)))

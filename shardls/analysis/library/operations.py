@@ -141,10 +141,22 @@ def _update(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
 
 
 def _indexed(array: ArrayV, index: Value | slice) -> Shape | None:
+    if isinstance(index, ArrayV):
+        return _gathered(array, index)
     items = _basic_index(index)
     if array.shape is None or items is None:
         return None
     return index_shape(array.shape, items)
+
+
+def _gathered(array: ArrayV, index: ArrayV) -> Shape | None:
+    """`x[idx]` with an array of integers alone (a batch sampled by index): the first dimension
+    is replaced by the index's shape. A boolean mask (whose result size is the data's) or an
+    index of unknown dtype gives no shape."""
+    integer = index.dtype is not None and index.dtype.name.startswith(("int", "uint"))
+    if not integer or array.shape is None or not array.shape or index.shape is None:
+        return None
+    return (*index.shape, *array.shape[1:])
 
 
 def _basic_index(index: Value | slice) -> tuple[IndexItem, ...] | None:
