@@ -112,6 +112,25 @@ with jax.set_mesh(mesh):
     assert ids.shard_shape == (4, 16) and ids.dtype is not None and ids.dtype.name == "int32"
 
 
+def test_rngs_shorthand_initializers_make_arrays_of_the_shape_asked() -> None:
+    """flax_gspmd.ipynb and tests/nnx/spmd_test.py: `nnx.Param(rngs.lecun_normal()((4, 8)),
+    out_sharding=(None, 'model'))`; `rngs.normal` is the sampler, not an initializer factory."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+rngs = nnx.Rngs(0)
+with jax.set_mesh(mesh):
+    w = nnx.Param(rngs.lecun_normal()((4, 8)), out_sharding=(None, "model"))
+    h = jax.device_put(rngs.he_uniform(in_axis=0)((8, 4), jnp.bfloat16), P("data"))
+"""
+    )
+    assert site_named(analysis, "w").shard_shape == (4, 2)
+    h = site_named(analysis, "h")
+    assert h.shard_shape == (4, 4) and h.dtype is not None and h.dtype.name == "bfloat16"
+    assert not analysis.diagnostics
+
+
 def test_an_initializer_passed_in_follows_flaxs_protocol_as_an_assumption() -> None:
     """maxtext moe.py: `nnx.Param(self.kernel_init(key, (experts, d, f), dtype, ...))`."""
     analysis = analyze(

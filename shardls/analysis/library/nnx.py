@@ -70,6 +70,16 @@ _SAMPLERS = ("normal", "uniform", "truncated_normal", "bernoulli", "randint", "g
 """`nnx.Rngs` shorthands for `jax.random` samplers (the key is the stream's next one)."""
 _INITIALIZER = "flax.nnx.initializers.Initializer"
 """What a factory returns: calling it makes an array of the requested shape."""
+_KEYLESS_FACTORIES = tuple(
+    name
+    for name in _INITIALIZER_FACTORIES
+    if name not in ("constant", "normal", "ones_init", "orthogonal")
+    and name not in ("truncated_normal", "uniform", "zeros_init")
+)
+"""`nnx.Rngs` shorthands for initializer factories (Flax leaves out those whose names clash with
+`jax.random` samplers): `rngs.lecun_normal()` is the factory's initializer with the key bound."""
+_KEYLESS_INITIALIZER = "flax.nnx.rnglib.KeylessInitializer"
+"""What such a shorthand returns: `init(shape, dtype=None, out_sharding=None)`."""
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -257,6 +267,22 @@ def _partial(call: CallArgs) -> Value | None:
     if not (isinstance(initializer, Ref) and initializer.qualname in _INITIALIZERS) or sharding is None:
         return None
     return ShardedInitializerV(sharding, origin=call.frame.origin("partial", call.node))
+
+
+@methods(RngsV, *_KEYLESS_FACTORIES)
+def _keyless_factory(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    return Ref(_KEYLESS_INITIALIZER)
+
+
+@calls(_KEYLESS_INITIALIZER)
+def _keyless_initialize(call: CallArgs) -> Value | None:
+    """`rngs.lecun_normal()((4, 8))`: the array the initializer makes with the stream's next key
+    (float32 unless a dtype is given)."""
+    return ArrayV(
+        shape_of(call.get(0, "shape")),
+        dtype_of(call.get(1, "dtype"), call.library.environment.x64) or FLOAT32,
+        sharding_of(call.get(2, "out_sharding")),
+    )
 
 
 @methods(LayerV, *METHODS)
