@@ -73,7 +73,9 @@ def _written(builder: SiteBuilder, app: Application, met: list[tuple[list[Pair],
     the function is called (against that call's context mesh), unless no call is visible. The
     shapes JAX checks are those of the calls (`met`: per visible call, its input and output
     pairs), so a written sharding shows the array every call it meets agrees on and reports
-    none of the problems of that shape: each call reports its own where JAX raises them."""
+    none of the problems of that shape: each call reports its own where JAX raises them. The
+    calls are then what uses a NamedSharding built in the file (`Site.sharding_span`), not the
+    place it is written into the jit."""
     called = bool(met)
     names = [n for i, n in enumerate(app.parameters) if i not in _static_positions(app)]
     inputs = pair_arguments(app.get("in_shardings"), app.node("in_shardings"), [], names)
@@ -106,7 +108,7 @@ def _written(builder: SiteBuilder, app: Application, met: list[tuple[list[Pair],
                 UsageContext.JIT,
                 mesh,
                 superseded=_shape_problem if called else None,
-                sharding=sharding,
+                sharding=None if called else sharding,
             )
 
 
