@@ -80,6 +80,31 @@ g = jax.device_put(jnp.argmax(v, axis=-1), NamedSharding(mesh, P("data")))
     assert site_named(analysis, "g").dtype is not None and site_named(analysis, "g").dtype.name == "int32"
 
 
+def test_concatenating_with_an_array_not_known_here_keeps_the_known_operands_rank() -> None:
+    """bonsai llada: `x = jnp.concatenate([prompt, jnp.full((prompt.shape[0], gen_length),
+    mask_id, dtype=jnp.int32)], axis=1)` with `prompt` a parameter: JAX rejects operands of
+    other ranks, so the result has rank 2; the joined size stays unknown."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((8,), ("fsdp",))
+
+def generate(prompt, gen_length=128, mask_id=3):
+    x = jnp.concatenate([prompt, jnp.full((16, gen_length), mask_id, dtype=jnp.int32)], axis=1)
+    y = jnp.concatenate([prompt, prompt])
+    with jax.set_mesh(mesh):
+        x = jax.device_put(x, P("fsdp"))
+        y = jax.device_put(y, P("fsdp"))
+    return x, y
+"""
+    )
+    x = site_named(analysis, "x")
+    assert x.shape is not None and x.shape[0] == 16 and isinstance(x.shape[1], SymbolicDim)
+    assert x.shard_shape is not None and x.shard_shape[0] == 2
+    assert site_named(analysis, "y").shape is None
+    assert not analysis.diagnostics
+
+
 def test_an_unknown_keepdims_or_axis_gives_no_rank() -> None:
     analysis = analyze(
         HEADER

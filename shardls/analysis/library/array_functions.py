@@ -245,24 +245,35 @@ def _stack(call: CallArgs) -> Value | None:
 
 @calls("jax.numpy.concatenate", "numpy.concatenate")
 def _concatenate(call: CallArgs) -> Value | None:
-    """`jnp.concatenate(arrays, axis=0)`: the sizes along the axis add up (the other sizes of
-    the first array are kept: JAX rejects operands that differ there)."""
+    """`jnp.concatenate(arrays, axis=0)`: the sizes along the axis add up, the other sizes are
+    those of any operand (JAX rejects operands that differ there, or in rank). So one operand of
+    known shape gives the rank and the other sizes, also beside operands not known here
+    (`jnp.concatenate([prompt, jnp.full((prompt.shape[0], gen_length), mask_id)], axis=1)`,
+    bonsai llada); the size along the axis is then unknown."""
     arrays = call.get(0, "arrays")
     if not isinstance(arrays, Seq) or not arrays.items:
         return None
-    if not all(isinstance(a, ArrayV) and a.shape is not None for a in arrays.items):
-        return None
     shapes = [a.shape for a in arrays.items if isinstance(a, ArrayV) and a.shape is not None]
-    first = arrays.items[0]
-    assert isinstance(first, ArrayV)
-    if len({len(s) for s in shapes}) != 1 or not shapes[0]:
-        return ArrayV(None, first.dtype)
+    dtypes = {a.dtype if isinstance(a, ArrayV) else None for a in arrays.items}
+    dtype = next(iter(dtypes)) if len(dtypes) == 1 else None
+    if not shapes or len({len(s) for s in shapes}) != 1 or not shapes[0]:
+        return ArrayV(None, dtype) if shapes else None
     axes = _axes(call.get(1, "axis") or Const(0), len(shapes[0]))
     if axes is None or len(axes) != 1:
-        return ArrayV(None, first.dtype)
+        return ArrayV(None, dtype)
     (index,) = axes
-    joined = _sum([s[index] for s in shapes])
-    return ArrayV(tuple(joined if i == index else d for i, d in enumerate(shapes[0])), first.dtype)
+    joined = (
+        _sum([s[index] for s in shapes])
+        if len(shapes) == len(arrays.items)
+        else Unknown("sum of sizes not all known")
+    )
+    others = [_first_known([s[i] for s in shapes]) for i in range(len(shapes[0]))]
+    return ArrayV(tuple(joined if i == index else d for i, d in enumerate(others)), dtype)
+
+
+def _first_known(sizes: Sequence[Value]) -> Value:
+    """One size that operands must share: a known one when any is known."""
+    return next((size for size in sizes if as_int(size) is not None), sizes[0])
 
 
 def _sum(sizes: Sequence[Value]) -> Value:
