@@ -175,6 +175,18 @@ class ScopeBuilder:
         self.state[name] = candidates
         self.scope.history.setdefault(name, []).append((self.counter, candidates))
 
+    def restart(self, before: dict[str, Candidates]) -> None:
+        """Go back to the bindings of `before` to run another branch of the same statement (the
+        `else` of an `if`, another `except` or `case`): the names the previous branch bound are recorded as holding
+        `before`'s bindings again, so that a question asked inside this branch never meets that
+        branch's bindings (`x = a` in the body of an `if` does not reach its `else`: it was read
+        there, and decided an error JAX never raises)."""
+        self.counter += 1
+        for name, candidates in list(self.state.items()):
+            if before.get(name, ()) is not candidates:
+                self._set(name, before.get(name, ()))
+        self.state = dict(before)
+
     def next_order(self, stmt: ast.AST) -> int:
         self.counter += 1
         self.scope.order_of[id(stmt)] = self.counter
@@ -267,7 +279,7 @@ class ScopeBuilder:
             self.run(stmt.body, segment)
             self.loops -= 1
             after_body = dict(self.state)
-            self.state = dict(before)
+            self.merge(before, [after_body, before])  # `else` runs after any number of iterations
             self.run(stmt.orelse, segment)
             self.merge(before, [after_body, dict(self.state), before])
         elif isinstance(stmt, ast.While):
@@ -276,7 +288,7 @@ class ScopeBuilder:
             self.run(stmt.body, segment)
             self.loops -= 1
             after_body = dict(self.state)
-            self.state = dict(before)
+            self.merge(before, [after_body, before])  # `else` runs after any number of iterations
             self.run(stmt.orelse, segment)
             self.merge(before, [after_body, dict(self.state), before])
         elif isinstance(stmt, ast.If):
@@ -285,7 +297,7 @@ class ScopeBuilder:
             self.run(stmt.body, segment)
             self.guards.pop()
             after_body = dict(self.state)
-            self.state = dict(before)
+            self.restart(before)
             self.guards.append((stmt, False))
             self.run(stmt.orelse, segment)
             self.guards.pop()
@@ -298,10 +310,14 @@ class ScopeBuilder:
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             before = dict(self.state)
             self.run(stmt.body, segment)  # type: ignore[attr-defined]
+            after_body = dict(self.state)
             self.run(stmt.orelse, segment)  # type: ignore[attr-defined]
             outcomes = [dict(self.state)]
+            # A handler runs after any part of the body: what it bound, or what was there before.
+            self.merge(before, [after_body, before])
+            caught = dict(self.state)
             for handler in stmt.handlers:  # type: ignore[attr-defined]
-                self.state = dict(before)
+                self.restart(caught)
                 if handler.name:
                     self.bind(Binding(handler.name, "except", handler, None, segment, order))
                 self.run(handler.body, segment)
@@ -312,7 +328,7 @@ class ScopeBuilder:
             before = dict(self.state)
             outcomes = []
             for case in stmt.cases:
-                self.state = dict(before)
+                self.restart(before)
                 self.run(case.body, segment)
                 outcomes.append(dict(self.state))
             self.merge(before, outcomes + [before])
