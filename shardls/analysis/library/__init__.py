@@ -146,7 +146,8 @@ class Library:
         from shardls.analysis.library import registry
 
         self.environment = environment
-        self.calls, self.methods, self.attributes, self.subscripts, self.instantiators = registry.tables()
+        self.calls, self.methods, self.subscripts, self.instantiators = registry.tables()
+        self.attribute_handlers = registry.attribute_handlers
 
     def canonical(self, qualname: str) -> str:
         return _canonical(qualname)
@@ -215,7 +216,7 @@ class Library:
     ) -> Value | None:
         if (type(base).__name__, attr) in self.methods or (isinstance(base, ArrayV) and has_method(attr)):
             return BoundMethod(base, attr)
-        for handler in self.attributes:
+        for handler in self.attribute_handlers(type(base)):
             found = handler(self, evaluator, base, attr, frame)
             if found is not None:
                 return typed_attribute(evaluator, base, attr, node, frame, found)

@@ -50,7 +50,7 @@ def _parse_args(library: Library, method: BoundMethod, call: CallArgs) -> Value 
     return namespace
 
 
-@attributes
+@attributes(NamespaceV)
 def _namespace_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

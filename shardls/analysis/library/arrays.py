@@ -326,7 +326,7 @@ def _astype(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
     return replace(base, dtype=dtype_of(call.get(0, "dtype")) or base.dtype)
 
 
-@attributes
+@attributes(Ref, ArrayV)
 def array_attributes(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

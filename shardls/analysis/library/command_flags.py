@@ -104,7 +104,7 @@ def _parsed(definer: str, default: Value | None, name: str) -> Value:
     return Seq(tuple(parsed), is_list=True) if multi else parsed[0]
 
 
-@attributes
+@attributes(FlagHolderV, Ref)
 def _flag_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

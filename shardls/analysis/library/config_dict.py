@@ -70,7 +70,7 @@ def _placeholder(call: CallArgs) -> Value | None:
     return Unknown("a config placeholder, set at run time")
 
 
-@attributes
+@attributes(ConfigV)
 def _config_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

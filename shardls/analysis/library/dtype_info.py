@@ -39,7 +39,7 @@ def _info(call: CallArgs) -> Value | None:
     return Ref(f"{_PREFIX[kind]}{dtype.name})")
 
 
-@attributes
+@attributes(Ref)
 def _limit(library: Library, evaluator: Evaluator, base: Value, attr: str, frame: Frame) -> Value | None:
     if not isinstance(base, Ref) or not base.qualname.endswith(")"):
         return None

@@ -54,7 +54,7 @@ def is_key(value: Value, qualname: str) -> bool:
 KEY_QUALNAMES = tuple(f"{module}.{kind}" for module in ("jax.tree_util", "jax.tree") for kind in KEY_KINDS)
 
 
-@attributes
+@attributes(KeyV)
 def _key_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

@@ -78,7 +78,7 @@ def is_linen_module(evaluator: Evaluator, value: Value, frame: Frame) -> bool:
     return isinstance(value, InstanceV) and LINEN_MODULE in evaluator.base_qualnames(value.cls, frame)
 
 
-@attributes
+@attributes(InstanceV)
 def _module_param(
     library: Library, evaluator: Evaluator, base: Value, attr: str, frame: Frame
 ) -> Value | None:

@@ -43,7 +43,7 @@ class LinenStackV(Value):
     levels: tuple[LinenLevel, ...]
 
 
-@attributes
+@attributes(Ref)
 def _partition_name(
     library: Library, evaluator: Evaluator, base: Value, attr: str, frame: Frame
 ) -> Value | None:

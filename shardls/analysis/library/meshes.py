@@ -220,7 +220,7 @@ def _sizes(value: Value | None, qualname: str, problems: list[Problem], fills: b
     return _Sizes(tuple(sizes), tuple(dict.fromkeys(assumptions)))
 
 
-@attributes
+@attributes(DevicesV, MeshV)
 def _mesh_attributes(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

@@ -331,7 +331,7 @@ def _random_split(call: CallArgs) -> Value | None:
     return ArrayV((*(count.items if isinstance(count, Seq) else (count,)), *rest))
 
 
-@attributes
+@attributes(Ref)
 def _partition_name(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

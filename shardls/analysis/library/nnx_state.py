@@ -50,7 +50,7 @@ def _layer(call: CallArgs) -> Value | None:
     return typed if typed is not None else FlaxLayerV(call)
 
 
-@attributes
+@attributes(FlaxLayerV, LayerV)
 def _layer_variable(
     library: Library, evaluator: Evaluator, base: Value, attr: str, frame: Frame
 ) -> Value | None:

@@ -100,7 +100,7 @@ def _variable(call: CallArgs) -> Value | None:
     return VariableV(call.qualname.rsplit(".", 1)[-1], array, param.annotation)
 
 
-@attributes
+@attributes(VariableV)
 def _variable_attribute(
     library: Library, evaluator: Evaluator, base: Value, attr: str, frame: Frame
 ) -> Value | None:

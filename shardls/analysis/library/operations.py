@@ -108,7 +108,7 @@ def _product(call: CallArgs, shape: Shape | None, operands: list[Value]) -> Valu
 # -- indexing ------------------------------------------------------------------------------------
 
 
-@attributes
+@attributes(ArrayV)
 def _at(library: Library, evaluator: object, base: Value, attr: str, frame: object) -> Value | None:
     return IndexerV(base) if attr == "at" and isinstance(base, ArrayV) else None
 

@@ -77,7 +77,7 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
     return jitted_call(call.evaluator, call.frame, call.node, options, call.args, call.kwargs, result)
 
 
-@attributes
+@attributes(BoundMethod)
 def _wrapped_method(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:
