@@ -187,9 +187,14 @@ class Evaluator:
     def class_info(
         self, node: ast.ClassDef, module: ModuleInfo, segment: Segment, parent: Scope
     ) -> ClassInfo:
+        """The class's info: the first this evaluator was asked for, made once per module for all
+        evaluators (`ModuleInfo.class_infos`)."""
         info = self._classes.get(id(node))
         if info is None:
-            info = ClassInfo(node, module, segment, parent)
+            key = (id(node), id(segment), id(parent))
+            info = module.class_infos.get(key)
+            if info is None:
+                info = module.class_infos[key] = ClassInfo(node, module, segment, parent)
             self._classes[id(node)] = info
         return info
 
@@ -201,9 +206,16 @@ class Evaluator:
         parent: Scope,
         owner: ClassInfo | None = None,
     ) -> FunctionInfo:
+        """The function's info: the first this evaluator was asked for, a method's from its class,
+        another's made once per module for all evaluators (`ModuleInfo.function_infos`)."""
         info = self._functions.get(id(node))
         if info is None:
             info = owner.methods[node.name] if owner and node.name in owner.methods else None
+            if info is None and owner is None:
+                key = (id(node), id(segment), id(parent))
+                info = module.function_infos.get(key)
+                if info is None:
+                    info = module.function_infos[key] = FunctionInfo(node, module, segment, parent)
             info = info or FunctionInfo(node, module, segment, parent, owner)
             self._functions[id(node)] = info
         return info
