@@ -19,7 +19,6 @@ builder as a fresh pass does.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import cast
@@ -35,6 +34,7 @@ from shardls.analysis.sites import SharedState, SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Walker
 from shardls.analysis.walking.contexts import MeshContext
+from shardls.analysis.walking.text_tests import NamedCalls
 from shardls.analysis.workspace import MESH_TEXT, Workspace
 
 
@@ -172,10 +172,9 @@ def _mentions_meshes(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _mesh_calls_pattern() -> re.Pattern[str]:
+def _mesh_calls_pattern() -> NamedCalls:
     """Statements that may call a mesh constructor (`_may_be_recognized` for those names only)."""
-    names = sorted({qualname.rsplit(".", 1)[-1] for qualname in MESH_CONSTRUCTORS})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
+    return NamedCalls.of(qualname.rsplit(".", 1)[-1] for qualname in MESH_CONSTRUCTORS)
 
 
 def _unique(facts: Iterable[MeshFact]) -> list[MeshFact]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from collections.abc import Iterable
 
 from shardls.analysis.evaluator import Evaluator
@@ -16,10 +15,32 @@ from shardls.analysis.sharded.typing_pass import context_mesh, tracing
 from shardls.analysis.sites import SiteBuilder, callee_name, recognizer_for, wants
 from shardls.analysis.values import guarded_alternatives, options
 from shardls.analysis.walker import Visit
+from shardls.analysis.walking.text_tests import NamedCalls, SiteTrigger
 
-TRIGGER = re.compile(
-    r"Mesh|mesh|PartitionSpec|\bPS?\(|Sharding|device_put|sharding|reshard|shard_map|with_partitioning|"
-    r"nnx\.|Param\(|Linear|Embed|Conv|Einsum|Norm\(|Attention|ShapeDtypeStruct|jit|Dense|partitioning"
+TRIGGER = SiteTrigger(
+    (
+        "Mesh",
+        "mesh",
+        "PartitionSpec",
+        "Sharding",
+        "device_put",
+        "sharding",
+        "reshard",
+        "shard_map",
+        "with_partitioning",
+        "nnx.",
+        "Param(",
+        "Linear",
+        "Embed",
+        "Conv",
+        "Einsum",
+        "Norm(",
+        "Attention",
+        "ShapeDtypeStruct",
+        "jit",
+        "Dense",
+        "partitioning",
+    )
 )
 """Segments that do not match cannot contain a site (the walker's trigger)."""
 
@@ -69,11 +90,10 @@ def _interesting_names() -> set[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def calls_pattern() -> re.Pattern[str]:
+def calls_pattern() -> NamedCalls:
     """Statements worth walking: they call a name some recognizer handles, call what a call
     returned, or set `out_sharding=` (see `_may_be_recognized`)."""
-    names = sorted(_interesting_names() | {"set_mesh"})
-    return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*\(|\)\s*\(|\bout_sharding\s*=")
+    return NamedCalls.of(_interesting_names() | {"set_mesh"})
 
 
 def _final_name(node: ast.expr) -> str | None:

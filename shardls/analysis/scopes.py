@@ -24,7 +24,11 @@ from shardls.analysis.source import ParsedSource, Segment
 if TYPE_CHECKING:
     from shardls.analysis.scope_edit import ModuleScope, Window
 
-_CALLED_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_CALLED_NAME = re.compile(r"(?<![A-Za-z_])([A-Za-z_][A-Za-z0-9_]*+)\s*\(")
+"""A name followed by `(`. It finds what `([A-Za-z_][A-Za-z0-9_]*)\\s*\\(` finds (no shorter run
+of name characters can be followed by `(`), without trying every suffix of every name that is
+not called: a quarter of the time of that expression, which searched every top-level statement
+of every module read (1.6 s over maxtext's)."""
 
 
 @functools.lru_cache(maxsize=20_000)

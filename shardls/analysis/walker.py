@@ -41,6 +41,7 @@ from shardls.analysis.walking.call_syntax import (
 from shardls.analysis.walking.contexts import UNKNOWN_CALLER, Context, MeshContext, Visit, entered
 from shardls.analysis.walking.control_flow import ends, leaves, own_expressions, taken_blocks
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
+from shardls.analysis.walking.text_tests import TextTest
 
 _WORD = re.compile(r"\w+")
 """A whole word, as `call_syntax.mentions` reads one (no word character on either side)."""
@@ -93,9 +94,9 @@ class Walker:
 
     evaluator: Evaluator
     module: ModuleInfo
-    trigger: re.Pattern[str]
+    trigger: TextTest
     """Segments that do not match cannot contain a site."""
-    calls: re.Pattern[str]
+    calls: TextTest
     """Statements that do not match contain no call worth visiting (a cheap text test that
     saves walking most expressions)."""
     also: Callable[[Segment], bool] | None = None

@@ -65,7 +65,7 @@ def mentions(text: str, name: str) -> bool:
     """Whether `text` may call `name`: holds it as a whole word, as any call `name(...)` or
     `x.name(...)` writes it. A substring test let the callers of `f` be searched in every
     function of a file (`f` is in `def`), and those of `init` in every `__init__` and `kernel_init`."""
-    if not name.isidentifier():
+    if not name.isidentifier() or name not in text:  # most texts do not hold it at all: no regex
         return name in text
     return _word(name).search(text) is not None
 
