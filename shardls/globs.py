@@ -121,6 +121,10 @@ class PathGlob:
         return cls(tuple(map(tuple, runs)), inside)
 
     def matches(self, path: str) -> bool:
+        if len(self.runs) == 2 and not self.runs[0] and len(self.runs[1]) == 1 and not self.inside:
+            # `name` at any depth (`*.pyc`, `build/`), most of a .gitignore: its last name. Each
+            # folder and file `check` lists is matched against every such pattern.
+            return self.runs[1][0].matches(path.rpartition("/")[2])
         names = path.split("/")
         if len(self.runs) == 1:
             return _run_at(self.runs[0], names, 0) and len(names) == len(self.runs[0])
