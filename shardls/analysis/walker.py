@@ -275,7 +275,7 @@ class Walker:
                 runs_at=caller.runs_at,
             )
             yield from self._statements(
-                node.body, inner, inner_context, info.scope, replace(search, depth=depth)
+                node.body, inner, inner_context, info.scope, _Search(search.callee, depth)
             )
 
     def _body_contexts(

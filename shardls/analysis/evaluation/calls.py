@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.choices import map_options
@@ -231,7 +230,7 @@ def _returned(evaluator: Evaluator, info: FunctionInfo, returns: list[ast.Return
         if ret.value is None:
             values.append(Const(None))
             continue
-        values.append(evaluator.eval(ret.value, replace(called, position=info.scope.order_of.get(id(ret)))))
+        values.append(evaluator.eval(ret.value, called.at(info.scope.order_of.get(id(ret)))))
     if not values:
         return Unknown(f"no return of {info.qualname}() is reached")
     return values[0] if len(values) == 1 else evaluator.choice(values)
@@ -269,7 +268,7 @@ def branches_taken(
     """False when one of the `if` tests around a statement (a `return`, a `self.x = ...`) is
     decided against its branch. `called` is the function's own frame (its locals)."""
     for statement, branch in guards:
-        test_frame = replace(called, position=info.scope.order_of.get(id(statement)))
+        test_frame = called.at(info.scope.order_of.get(id(statement)))
         if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
             return False
     return True

@@ -57,6 +57,21 @@ class Frame:
             return (self.module.path, self.position)
         return self.runs_at
 
+    def at(self, position: int | None) -> Frame:
+        """The same call at another statement of its scope (a `return`, an `if` test), likewise
+        without `dataclasses.replace`."""
+        return Frame(
+            self.module,
+            self.scope,
+            self.segment,
+            position,
+            self.locals,
+            self.call_depth,
+            self.enclosing,
+            self.runs_at,
+            self.in_order,
+        )
+
     def line_of(self, node: ast.AST) -> int:
         return self.segment.abs_line(getattr(node, "lineno", 1))
 

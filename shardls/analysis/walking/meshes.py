@@ -144,7 +144,7 @@ class ModuleMeshes:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            here = replace(frame, position=frame.scope.order_of.get(id(stmt)))
+            here = frame.at(frame.scope.order_of.get(id(stmt)))
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 found = self._set_mesh_statement(stmt.value, here) or found
             nested = (
