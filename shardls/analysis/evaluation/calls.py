@@ -249,9 +249,7 @@ def _generated(evaluator: Evaluator, info: FunctionInfo, called: Frame) -> Value
         if isinstance(node, ast.YieldFrom) or node.value is None or not _stands_alone(node, statement):
             items.append(Unknown(f"an item of {info.qualname}()"))
             continue
-        items.append(
-            evaluator.eval(node.value, replace(called, position=info.scope.order_of.get(id(statement))))
-        )
+        items.append(evaluator.eval(node.value, called.at(info.scope.order_of.get(id(statement)))))
     if not items:
         return StreamV(Unknown(f"no yield of {info.qualname}() is reached"))
     return StreamV(items[0] if len(items) == 1 else evaluator.choice(items))
