@@ -120,7 +120,7 @@ def _to_container(call: CallArgs) -> Value | None:
     return _tree(call.get(0, "cfg"))
 
 
-@attributes
+@attributes(OmegaConfV)
 def _config_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:

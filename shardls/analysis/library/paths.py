@@ -101,7 +101,7 @@ def _path(call: CallArgs) -> Value | None:
     return None if parts is None else PathV(str(PurePath(*parts)))
 
 
-@attributes
+@attributes(PathV)
 def _path_attribute(
     library: Library, evaluator: object, base: Value, attr: str, frame: object
 ) -> Value | None:
