@@ -5,7 +5,8 @@ fresh analysis of the same text.
 Each edit is a change of a range of the text, as an editor sends it (`Edit`): typing and deleting
 characters, Enter (a line split, with the indentation an editor keeps), blank lines, deleted
 lines, numbers changed, the mesh definition edited (which every other segment depends on), a
-statement added to a method's body, a line commented out or suppressed, a comment typed at the
+statement added to a method's body, a number or a name changed in a method's line (the
+`classy` fixture's methods call each other), a line commented out or suppressed, a comment typed at the
 end of a line (or trailing whitespace), a top-level statement
 pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text).
 """
@@ -92,6 +93,76 @@ DEPENDENT = textwrap.dedent(
 )
 
 
+CLASSY = textwrap.dedent(
+    '''\
+    """A class whose methods call each other and read what its constructor sets, its readers in
+    other segments, and calls whose contexts name the lines of their callers."""
+
+    import jax
+    import jax.numpy as jnp
+    from flax import nnx
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+    def place(rows, cols=16):
+        return jax.device_put(jnp.zeros((rows, cols)), NamedSharding(mesh, P("data", "model")))
+
+
+    class Block(nnx.Module):
+        def __init__(self, width: int, rows: int = 8):
+            self.width = width
+            self.rows = rows
+            self.spec = P("data", None)
+
+        def sharding(self):
+            return NamedSharding(mesh, self.spec)
+
+        def shape(self):
+            return (self.rows, self.width)
+
+        def make(self):
+            return jax.device_put(jnp.zeros(self.shape()), self.sharding())
+
+        def helper(self, n):
+            return place(n, self.width)
+
+        def uses_helper(self):
+            first = self.helper(6)
+            return jax.lax.with_sharding_constraint(first, NamedSharding(mesh, P(None, "model")))
+
+        @staticmethod
+        def count():
+            return 6
+
+        def counted(self):
+            return jax.device_put(jnp.zeros((Block.count(), 8)), NamedSharding(mesh, P("model")))
+
+        def local_only(self):
+            w = jnp.ones((12, 8))
+            self.last = jax.device_put(w, NamedSharding(mesh, P("model", None)))
+            return self.last
+
+        def __call__(self, x):
+            y = jax.lax.with_sharding_constraint(x, self.sharding())
+            return y + self.make()
+
+
+    class Wide(Block):
+        def shape(self):
+            return (self.rows, 2 * self.width)
+
+
+    block = Block(12)
+    out = block(jnp.zeros((8, 12)))
+    wide = Wide(6, rows=3).make()
+    arr = place(10)
+    '''
+)
+
+
 @dataclass(frozen=True)
 class Fixture:
     name: str
@@ -105,6 +176,7 @@ def fixtures() -> list[Fixture]:
     found = [
         Fixture("dependent", DEPENDENT, (("dims.py", DIMS),)),
         Fixture("generated", model_source(90)),
+        Fixture("classy", CLASSY),
     ]
     found += [Fixture(path.stem, path.read_text()) for path in sorted(EXAMPLES.glob("*.py"))]
     return found
@@ -167,6 +239,15 @@ _STATEMENTS = [
 ]
 
 
+_NAME_OR_NUMBER = re.compile(r"(?<![\w.])(?:\d+|[a-z_]\w*)(?![\w])")
+_REPLACEMENTS = {
+    True: ["1", "3", "6", "8", "12", "127"],
+    False: ["x", "self", "rows", "width", "place", "make", "helper", "sharding", "shape", "spec", "mesh"],
+}
+"""What `Editor._method_line` puts in place of a number (True) or a name: names the fixtures'
+methods and attributes use, so that one method comes to read another's or stops."""
+
+
 class Editor:
     """A seeded user editing one text."""
 
@@ -188,6 +269,7 @@ class Editor:
             (2, self._number),
             (1.5, self._mesh),
             (1.5, self._method_body),
+            (1.5, self._method_line),
             (1, self._comment),
             (1 if self.end_comments else 0, self._trailing_comment),
             (0.5, self._suppress),
@@ -292,6 +374,21 @@ class Editor:
             body += 1  # past a signature written over several lines
         at = min(len(lines), body + 1)
         lines.insert(at, indent + self.rng.choice(_STATEMENTS))
+        return lines
+
+    def _method_line(self, lines: list[str]) -> list[str] | None:
+        """A number or a name changed in a line of a method's body, the line count kept: the
+        edit that re-analyses only that method when nothing else reads what it changed."""
+        index = self._line(lines, r"^        +(?!def |@|#)\S")
+        if index is None:
+            return None
+        line = lines[index]
+        words = list(_NAME_OR_NUMBER.finditer(line))
+        if not words:
+            return None
+        match = self.rng.choice(words)
+        new = self.rng.choice(_REPLACEMENTS[match.group().isdigit()])
+        lines[index] = line[: match.start()] + new + line[match.end() :]
         return lines
 
     def _comment(self, lines: list[str]) -> list[str] | None:
