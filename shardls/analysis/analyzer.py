@@ -6,9 +6,10 @@ compiles the code it reads.
 
 from __future__ import annotations
 
+import ast
 import gc
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from shardls.analysis.budget_notes import file_budget_ended, statement_budget_ended
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
@@ -22,6 +23,7 @@ from shardls.analysis.file_settings import (
 )
 from shardls.analysis.library import Library
 from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
+from shardls.analysis.method_units import UnitResult, class_members, units_to_redo
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
@@ -32,8 +34,10 @@ from shardls.analysis.segment_cache import (
     SegmentResult,
     SiteOrder,
     Steps,
+    read_keys,
     segment_result,
     site_order,
+    units_result,
 )
 from shardls.analysis.settings import Settings
 from shardls.analysis.sharded.events import TypeRecorder
@@ -42,7 +46,7 @@ from shardls.analysis.sharded.typing_pass import TypingPass, merge_types
 from shardls.analysis.sharding_uses import with_uses
 from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.source import Segment
-from shardls.analysis.walker import Walker
+from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import WORKSPACE_MESH, Workspace, too_large
 from shardls.analysis.workspace_meshes import WorkspaceMeshes
 
@@ -189,7 +193,8 @@ class Analyzer:
             if result is None:
                 if not walker.wanted(segment):
                     continue
-                result = self._analyze_segment(segment, walker, builder, evaluator, typing)
+                replaced = cache.replaced(segment, module)
+                result = self._analyze_segment(segment, walker, builder, evaluator, typing, replaced)
                 cache.keep(segment, result)
             sites.extend(result.sites)
             placed.extend(result.placed)
@@ -253,38 +258,130 @@ class Analyzer:
         builder: SiteBuilder,
         evaluator: Evaluator,
         typing: TypingPass,
+        replaced: tuple[Segment, SegmentResult] | None = None,
     ) -> SegmentResult:
-        reads = Reads()
-        evaluator.reads = reads
-        builder.sites, builder.diagnostics = [], []
-        recorder = evaluator.typing
-        mark = recorder.mark() if recorder is not None else 0
+        """The segment's result; a class's one statement of its body at a time (`method_units`),
+        only those an edit may have changed when `replaced` (the segment this one replaced and
+        its result) allows."""
+        members = class_members(segment)
+        if members is None:
+            return self._analyze_whole(segment, walker, builder, evaluator, typing)
+        if replaced is not None and replaced[1].units is not None:
+            before, result = replaced
+            assert result.units is not None
+            redo = units_to_redo(before, result.units, segment, self.workspace)
+            if redo is not None and result.steps.spent is not None:
+                kept = (result.units, redo)
+                again = self._analyze_units(segment, members, walker, builder, evaluator, typing, kept)
+                if again is not None:
+                    return again
+        made = self._analyze_units(segment, members, walker, builder, evaluator, typing, None)
+        assert made is not None
+        return made
+
+    def _analyze_whole(
+        self,
+        segment: Segment,
+        walker: Walker,
+        builder: SiteBuilder,
+        evaluator: Evaluator,
+        typing: TypingPass,
+    ) -> SegmentResult:
         file_left = evaluator.budget_left
         exhausted = evaluator.exhausted
         budget = evaluator.limits.statement_budget(len(segment.text))
-        try:
-            with evaluator.budget(budget):
-                visits = recognized(walker.visits([segment]), evaluator)
-                ended = None if evaluator.exhausted == exhausted else _first_line(segment)
-                for visit, qualname in visits:
-                    before = evaluator.exhausted
-                    if qualname not in MESH_CONSTRUCTORS:
-                        run_recognizer(builder, visit, qualname)
-                    if ended is None and evaluator.exhausted != before:
-                        ended = visit.frame.span(visit.call)
-                if recorder is not None:
-                    typing.report(builder, recorder.since(mark))
-                diagnostics = builder.diagnostics + legacy_mesh_contexts(visits)
-                left = evaluator.steps_left_here
-            if ended is not None and file_left != 0:
-                file_ended = evaluator.budget_left == 0
-                diagnostics.append((file_budget_ended if file_ended else statement_budget_ended)(ended))
-        finally:
-            evaluator.reads = None
+        reads = Reads()
+        with evaluator.budget(budget):
+            sites, diagnostics, ended = _walk(
+                walker.visits([segment]), segment, builder, evaluator, typing, reads
+            )
+            left = evaluator.steps_left_here
+        if ended is not None and file_left != 0:
+            diagnostics.append(_budget_note(evaluator, ended))
         steps = Steps(
             None if ended is not None or evaluator.exhausted != exhausted else budget - left, budget
         )
-        return segment_result(walker.module, self.workspace, builder.sites, diagnostics, reads, steps)
+        return segment_result(walker.module, self.workspace, sites, diagnostics, reads, steps)
+
+    def _analyze_units(
+        self,
+        segment: Segment,
+        members: tuple[ast.stmt, ...],
+        walker: Walker,
+        builder: SiteBuilder,
+        evaluator: Evaluator,
+        typing: TypingPass,
+        kept: tuple[tuple[UnitResult, ...], set[int]] | None,
+    ) -> SegmentResult | None:
+        """A class segment's result, one statement of its body at a time under the segment's
+        statement budget; with `kept` (the units of the segment's previous result and the
+        indices of those to analyse again), the others keep theirs and what they spent is
+        taken off the budget. None when, so, a budget ran out or came within a question of
+        it (the whole class is then analysed again: a fresh analysis may run out elsewhere)."""
+        file_left = evaluator.budget_left
+        exhausted = evaluator.exhausted
+        budget = evaluator.limits.statement_budget(len(segment.text))
+        spent_before = sum(unit.spent for i, unit in enumerate(kept[0]) if i not in kept[1]) if kept else 0
+        units: list[UnitResult] = []
+        ended: Span | None = None
+        with evaluator.budget(budget - spent_before):
+            for index, member in enumerate(members):
+                if kept is not None and index not in kept[1]:
+                    units.append(kept[0][index])
+                    continue
+                reads = Reads()
+                before = evaluator.steps_left_here
+                visits = walker.member_visits(segment, member)
+                sites, diagnostics, unit_ended = _walk(visits, segment, builder, evaluator, typing, reads)
+                ended = ended or unit_ended
+                keys, modules = read_keys(walker.module, self.workspace, reads)
+                units.append(
+                    UnitResult(sites, diagnostics, keys, modules, before - evaluator.steps_left_here)
+                )
+            left = evaluator.steps_left_here
+        complete = ended is None and evaluator.exhausted == exhausted
+        steps = Steps(budget - left if complete else None, budget)
+        if kept is not None and not steps.hold_under(budget, evaluator.limits.steps):
+            return None
+        extra = [_budget_note(evaluator, ended)] if ended is not None and file_left != 0 else []
+        return units_result(tuple(units), extra, steps, complete)
+
+
+def _walk(
+    visits: Iterable[Visit],
+    segment: Segment,
+    builder: SiteBuilder,
+    evaluator: Evaluator,
+    typing: TypingPass,
+    reads: Reads,
+) -> tuple[list[Site], list[Diagnostic], Span | None]:
+    """The sites and diagnostics of the calls `visits` walks to (of `segment`), what the walk
+    and the recognizers read (into `reads`), and where a budget ran out: the segment's first
+    line when it did in the walk, otherwise the call whose recognizer it ran out in."""
+    evaluator.reads = reads
+    builder.sites, builder.diagnostics = [], []
+    recorder = evaluator.typing
+    mark = recorder.mark() if recorder is not None else 0
+    exhausted = evaluator.exhausted
+    try:
+        recognizable = recognized(visits, evaluator)
+        ended = None if evaluator.exhausted == exhausted else _first_line(segment)
+        for visit, qualname in recognizable:
+            before = evaluator.exhausted
+            if qualname not in MESH_CONSTRUCTORS:
+                run_recognizer(builder, visit, qualname)
+            if ended is None and evaluator.exhausted != before:
+                ended = visit.frame.span(visit.call)
+        if recorder is not None:
+            typing.report(builder, recorder.since(mark))
+    finally:
+        evaluator.reads = None
+    return builder.sites, builder.diagnostics + legacy_mesh_contexts(recognizable), ended
+
+
+def _budget_note(evaluator: Evaluator, ended: Span) -> Diagnostic:
+    """The note that a budget ran out at `ended`: the file's, or the statement's."""
+    return (file_budget_ended if evaluator.budget_left == 0 else statement_budget_ended)(ended)
 
 
 def _cache_of(

@@ -12,6 +12,7 @@ against every name it read took a fifth of an edit's analysis of a 20k-line file
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, Self, TypeVar, cast
@@ -20,6 +21,7 @@ from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
 from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
+from shardls.analysis.method_units import UnitResult
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
@@ -30,7 +32,8 @@ Version = ModuleInfo | DataFile | None
 
 _Key = tuple[str, str]
 """What a result read: ("name", n) for a name of the file's module, ("callee", n) for a name
-whose calls were searched, ("module", path) for another module of the workspace."""
+whose calls were searched, ("module", path) for another module of the workspace, ("method",
+"Class.m") for a method of a class of the file looked up (`Reads.methods`)."""
 
 
 class Kept(Protocol):
@@ -69,6 +72,9 @@ class SegmentResult:
     """The other modules read, in the version read (None: there was none)."""
     steps: Steps
     """What the segment's analysis took of its statement budget, which grows with its text."""
+    units: tuple[UnitResult, ...] | None = None
+    """The results of the statements of a class's body analysed one at a time (`method_units`),
+    whose concatenation the fields above are (None: the segment was analysed as a whole)."""
 
     def moved(self, shifter: Shifter) -> SegmentResult:
         trusted = not self.modules
@@ -78,7 +84,10 @@ class SegmentResult:
         if _same(sites, self.sites) and _same(placed, self.placed) and _same(diagnostics, self.diagnostics):
             return self
         order = tuple(site_order(site) for site in sites)
-        return replace(self, sites=sites, placed=tuple(placed), order=order, diagnostics=diagnostics)
+        units = None if self.units is None else tuple(unit.moved(shifter) for unit in self.units)
+        return replace(
+            self, sites=sites, placed=tuple(placed), order=order, diagnostics=diagnostics, units=units
+        )
 
 
 def _same(made: Sequence[object], kept: Sequence[object]) -> bool:
@@ -109,10 +118,34 @@ def segment_result(
 ) -> SegmentResult:
     """The result of a segment of `module` whose analysis read `reads`."""
     keys, modules = read_keys(module, workspace, reads)
+    return _result(sites, diagnostics, keys, modules, steps, None)
+
+
+def units_result(
+    units: tuple[UnitResult, ...], extra: list[Diagnostic], steps: Steps, reusable: bool
+) -> SegmentResult:
+    """The result of a class segment analysed one statement of its body at a time (`units`),
+    with `extra` diagnostics of the whole segment (its budget's end); the units are kept for
+    the next edit when `reusable` (no budget ran out)."""
+    sites = [site for unit in units for site in unit.sites]
+    diagnostics = [d for unit in units for d in unit.diagnostics] + extra
+    keys = frozenset().union(*(unit.reads for unit in units))
+    modules = tuple({path: version for unit in units for path, version in unit.modules}.items())
+    return _result(sites, diagnostics, keys, modules, steps, units if reusable else None)
+
+
+def _result(
+    sites: list[Site],
+    diagnostics: list[Diagnostic],
+    keys: frozenset[_Key],
+    modules: tuple[tuple[str, ModuleInfo | None], ...],
+    steps: Steps,
+    units: tuple[UnitResult, ...] | None,
+) -> SegmentResult:
     placed = tuple(placed_type(site) for site in sites)
     order = tuple(site_order(site) for site in sites)
     typed = any(site.kind in (SiteKind.ARRAY_TYPE, SiteKind.ARRAY_NAME) for site in sites)
-    return SegmentResult(sites, placed, order, typed, diagnostics, keys, modules, steps)
+    return SegmentResult(sites, placed, order, typed, diagnostics, keys, modules, steps, units)
 
 
 def read_keys(
@@ -129,6 +162,7 @@ def read_keys(
         elif path not in modules:
             modules[path] = workspace.current(path)
     keys.update(("module", path) for path in modules)
+    keys.update(("method", method) for path, method in reads.methods if path == module.path)
     return frozenset(keys), tuple(modules.items())
 
 
@@ -207,6 +241,25 @@ class FileCache(Generic[R]):
         for key in keys:
             stale.update(self._readers.get(key, ()))
         return stale
+
+    def replaced(self, segment: Segment, module: ModuleInfo) -> tuple[Segment, R] | None:
+        """The segment `segment` replaced and its kept result, when the edit that made `module`
+        from the last one analysed replaced that one segment alone, at the same lines, and
+        changed no name of the module but the ones the segment binds (a class's name): what
+        changed is then inside the segment (`method_units` says which parts of it to analyse
+        again)."""
+        before, edit = self._module, module.source.edit
+        if before is None or edit is None or edit.previous() is not before.source or edit.delta:
+            return None
+        if (edit.old_end, edit.new_end) != (edit.first + 1, edit.first + 1):
+            return None
+        old, new = before.source.segments[edit.first], module.source.segments[edit.first]
+        entry = self._entries.get(id(old))
+        changed = module.changed_since(before)
+        if new is not segment or entry is None or entry[0] is not old or changed is None:
+            return None
+        bound = {node.name for node in segment.body if isinstance(node, ast.ClassDef)}
+        return entry if changed[0] <= bound else None
 
     def kept(self, segment: Segment, stale: set[int], carries: Callable[[Segment, R], bool]) -> R | None:
         """The result kept for `segment`, if it still holds; one that does not is dropped (the

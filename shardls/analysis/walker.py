@@ -121,6 +121,15 @@ class Walker:
         chosen = self.module.source.segments if segments is None else segments
         yield from self._segments([s for s in chosen if self.wanted(s)], _Search())
 
+    def member_visits(self, segment: Segment, member: ast.stmt) -> Iterator[Visit]:
+        """Every call in one statement of the body of the class that is the segment's only
+        statement, as the walk of the whole segment visits them (`method_units`)."""
+        (cls,) = segment.body
+        assert isinstance(cls, ast.ClassDef)
+        frame = Frame(self.module, self.module.scope, segment, None)
+        context = Context(meshes=self.meshes.current_at(segment))
+        yield from self._class_body(cls, frame, context, self.module.scope, (member,), _Search())
+
     def wanted(self, segment: Segment) -> bool:
         """Whether the segment may hold a site (or, with `also`, what else a pass looks for)."""
         kept = self._triggered.get(id(segment))
@@ -163,9 +172,7 @@ class Walker:
                     yield from self._calls(decorator, stmt, here, context)
                 yield from self._function(stmt, frame, context, scope, search)
             elif isinstance(stmt, ast.ClassDef):
-                cls = self.evaluator.class_info(stmt, self.module, frame.segment, scope)
-                class_frame = Frame(self.module, cls.scope, frame.segment, None, {}, frame.call_depth)
-                yield from self._statements(stmt.body, class_frame, context, cls.scope, search)
+                yield from self._class_body(stmt, frame, context, scope, stmt.body, search)
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 inner = context
                 for item in stmt.items:
@@ -189,6 +196,20 @@ class Walker:
                     isinstance(stmt, ast.If) and len(blocks) == 1 and leaves(self.evaluator, blocks[0], here)
                 ):
                     return  # what follows does not run here
+
+    def _class_body(
+        self,
+        node: ast.ClassDef,
+        frame: Frame,
+        context: Context,
+        scope: Scope,
+        body: list[ast.stmt] | tuple[ast.stmt, ...],
+        search: _Search,
+    ) -> Iterator[Visit]:
+        """The statements `body` of the body of a class defined in `scope`, in the class's scope."""
+        cls = self.evaluator.class_info(node, self.module, frame.segment, scope)
+        class_frame = Frame(self.module, cls.scope, frame.segment, None, {}, frame.call_depth)
+        yield from self._statements(body, class_frame, context, cls.scope, search)
 
     def _may_call(self, stmt: ast.stmt, segment: Segment, callee: str | None) -> bool:
         """Whether the text of a statement (or of a function, from its `def` line) may hold a call

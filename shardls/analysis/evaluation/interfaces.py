@@ -93,6 +93,11 @@ class Reads:
     """Workspace modules read through imports, and files read as data (configs), by path."""
     callees: set[str] = field(default_factory=set)
     """Names whose call sites were searched (a new caller changes the result)."""
+    methods: set[tuple[str, str]] = field(default_factory=set)
+    """(module path, `Class.method`) for every method looked up on a class or instance (the
+    way to its body; `Class.*`: all of the class's method bodies were read), so that an edit
+    of one method's body analyses again only the statements of its class that read it
+    (`method_units`)."""
 
     def add(self, other: Reads) -> None:
         """Note what `other` read too: a memoised answer's reads, each time it is reused, so that
@@ -100,3 +105,4 @@ class Reads:
         self.names |= other.names
         self.modules.update(other.modules)
         self.callees |= other.callees
+        self.methods |= other.methods

@@ -71,6 +71,7 @@ def class_attribute(
 ) -> Value:
     for klass in evaluator.mro(cls, frame):
         if attr in klass.methods:
+            note_method(evaluator, klass, attr)
             method = klass.methods[attr]
             if method.kind == "staticmethod":
                 return FunctionV(method)
@@ -85,6 +86,13 @@ def class_attribute(
                 return InstanceV(klass, (("value", value), ("name", Const(attr))))
             return value
     return Unknown(f"{cls.name}.{attr} not found", symbol=f"{cls.name}.{attr}")
+
+
+def note_method(evaluator: Evaluator, klass: ClassInfo, name: str) -> None:
+    """Note that the evaluation read the method `name` of `klass` (`*`: all its methods), if
+    reads are being noted (`Reads.methods`)."""
+    if evaluator.reads is not None:
+        evaluator.reads.methods.add((klass.module.path, f"{klass.name}.{name}"))
 
 
 def instance_attribute(evaluator: Evaluator, instance: InstanceV, attr: str, frame: Frame) -> Value:

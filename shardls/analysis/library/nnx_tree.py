@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shardls.analysis.evaluation.objects import note_method
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx import RngsV
@@ -163,6 +164,8 @@ class TreeBuilder:
         if bases - {MODULE} or unseen:
             return Unknown(f"{instance.cls.name} also derives from a class shardls does not model")
         names = sorted({name for klass in classes for name in klass.self_assignments})
+        for klass in classes:
+            note_method(evaluator, klass, "*")  # `_assigned_later` reads every method's body
         later = {name for klass in classes for name in _assigned_later(klass)}
         mutated = {name for klass in classes for name in _mutated(klass)} | later
         entries: list[tuple[Value, Value | None]] = []

@@ -1,0 +1,175 @@
+"""The statements of a class as units of re-analysis: an edit confined to one method's body
+analyses that method again, and the class's other statements that may read what it changed, not
+the whole class (maxtext's `layers/moe.py` is one 2,000-line class; an edit of a number in one of
+its methods analysed all of it again).
+
+A class segment whose body holds only definitions and assignments is analysed one statement of
+its body at a time (`Walker.member_visits`), each keeping its own sites, diagnostics and reads
+(`UnitResult`). After an edit, `units_to_redo` says which of them to analyse again, or None to
+analyse the whole class as before. It answers only when everything outside the edited method's
+body is as it was, at the same lines, and the edit replaced that one segment of the file; then a
+statement of the class is analysed again when it may see the change:
+
+- it is the edited method;
+- its analysis looked the method up on the class or an instance (`Reads.methods`: the only way
+  an evaluation reaches a method's body, wherever the code that does it is written), or read all
+  the class's method bodies (`nnx.state` of an instance: which attributes a method sets);
+- it searched the callers of a name that the edited method calls (before or after the edit), or
+  that another statement analysed again calls (`called_names`, as the call index finds the
+  segments a search walks): the search walks those statements, in their contexts, which the
+  edit may have changed;
+- it read another module that changed since.
+
+What a statement's analysis reads of the others is only their text, through those lookups and
+searches: a method's value is its text evaluated with the arguments of the call that asks,
+never the contexts its own analysis ran in.
+
+The edit is confined to the method when its signature and decorators are as they were, the
+method is not one the evaluator reads to build an instance or runs implicitly (dunder methods,
+`setup`: instances' attributes come from them, `ClassInfo.self_assignments`), and its body binds
+no global or nonlocal name. Then the file's other top-level statements changed in nothing but
+the class's name's binding (`FileCache.replaced` checks it); those that read the class are
+analysed again as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import cast
+
+from shardls.analysis.facts import Diagnostic, Site
+from shardls.analysis.line_shift import Shifter
+from shardls.analysis.scopes import ModuleInfo, called_names
+from shardls.analysis.source import Segment
+from shardls.analysis.workspace import Workspace
+
+_MEMBERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Pass)
+"""The statements a class body may hold to be analysed statement by statement: none of them
+changes the context the next one runs in (a `jax.set_mesh(...)` call, an `if`, a `with` do)."""
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What the analysis of one statement of a class's body gave and read."""
+
+    sites: list[Site]
+    diagnostics: list[Diagnostic]
+    reads: frozenset[tuple[str, str]]
+    """What it read, as `FileCache` indexes a segment's reads."""
+    modules: tuple[tuple[str, ModuleInfo | None], ...]
+    spent: int
+    """The steps it took of the segment's statement budget."""
+
+    def moved(self, shifter: Shifter) -> UnitResult:
+        trusted = not self.modules
+        sites = cast(list[Site], shifter.values(self.sites, trusted))
+        diagnostics = cast(list[Diagnostic], shifter.values(self.diagnostics, trusted))
+        return replace(self, sites=sites, diagnostics=diagnostics)
+
+
+def class_members(segment: Segment) -> tuple[ast.stmt, ...] | None:
+    """The statements of the body of the class that is the segment's only statement, when it
+    is analysed one of them at a time (None: the segment is analysed as a whole)."""
+    if len(segment.body) != 1 or segment.error is not None:
+        return None
+    (node,) = segment.body
+    if not isinstance(node, ast.ClassDef):
+        return None
+    body = node.body
+    if all(isinstance(s, _MEMBERS) or _is_docstring(s) for s in body):
+        return tuple(body)
+    return None
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+
+
+def units_to_redo(
+    old: Segment,
+    old_units: Sequence[UnitResult],
+    new: Segment,
+    workspace: Workspace,
+) -> set[int] | None:
+    """The indices of the statements of the class of `new` to analyse again, the others keeping
+    their results in `old_units` (those of `old`, the segment `new` replaced in the edit);
+    None: analyse the whole class again (see the module's docstring)."""
+    before, after = class_members(old), class_members(new)
+    if before is None or after is None or len(before) != len(after) or len(old_units) != len(after):
+        return None
+    edited = _edited_method(old, before, new, after)
+    if edited is None:
+        return None
+    cls, method = cast(ast.ClassDef, new.body[0]).name, cast(ast.FunctionDef, after[edited]).name
+    read = {("method", f"{cls}.{method}"), ("method", f"{cls}.*")}
+    called = set(called_names(_text(old, before[edited])) | called_names(_text(new, after[edited])))
+    redo = {edited}
+    grown = True
+    while grown:
+        grown = False
+        for index, unit in enumerate(old_units):
+            if index in redo:
+                continue
+            if (
+                not read.isdisjoint(unit.reads)
+                or any(kind == "callee" and name in called for kind, name in unit.reads)
+                or any(workspace.current(path) is not version for path, version in unit.modules)
+            ):
+                redo.add(index)
+                called |= called_names(_text(new, after[index]))
+                grown = True
+    return redo
+
+
+def _edited_method(
+    old: Segment, before: Sequence[ast.stmt], new: Segment, after: Sequence[ast.stmt]
+) -> int | None:
+    """The index of the one method whose body alone differs between the two classes' texts, at
+    the same lines (None: no such method)."""
+    if old.first_line != new.first_line or len(old.lines) != len(new.lines):
+        return None
+    differ = [i for i, (a, b) in enumerate(zip(old.lines, new.lines)) if a != b]
+    if not differ:
+        return None
+    for a, b in zip(before, after):
+        if (a.lineno, a.end_lineno, type(a)) != (b.lineno, b.end_lineno, type(b)):
+            return None
+    found = None
+    for index, stmt in enumerate(after):
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.body:
+            continue
+        first, last = stmt.body[0].lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+        if first <= differ[0] and differ[-1] <= last:
+            found = index
+    if found is None:
+        return None
+    for method in (cast(ast.FunctionDef, before[found]), cast(ast.FunctionDef, after[found])):
+        if not _may_be_unit(method):
+            return None
+    return found
+
+
+def _may_be_unit(method: ast.FunctionDef) -> bool:
+    """Whether an edit of the method's body changes only what its own statements do and what
+    reads it by name: its signature ends above its body, and the evaluator neither reads it to
+    build an instance nor runs it implicitly; its body binds no name of another scope."""
+    name = method.name
+    if (name.startswith("__") and name.endswith("__")) or name == "setup":
+        return False
+    header: list[ast.AST] = [*method.decorator_list, method.args]
+    if method.returns is not None:
+        header.append(method.returns)
+    header_end = max(
+        (getattr(node, "end_lineno", None) or method.lineno for part in header for node in ast.walk(part)),
+        default=method.lineno,
+    )
+    if method.body[0].lineno <= max(header_end, method.lineno):
+        return False
+    return not any(isinstance(node, (ast.Global, ast.Nonlocal)) for node in ast.walk(method))
+
+
+def _text(segment: Segment, stmt: ast.stmt) -> str:
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    return "\n".join(segment.lines[first - 1 : stmt.end_lineno or stmt.lineno])

@@ -1,0 +1,101 @@
+"""An edit inside one method's body analyses that method again and the statements of its class
+that read it, not the whole class (`analysis/method_units.py`). The statements analysed are
+counted by the walker's entry point for one statement of a class (`Walker.member_visits`), and
+every analysis is compared with a fresh one."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from edit_sequences import CLASSY
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.source import Segment
+from shardls.analysis.walker import Visit, Walker
+from shardls.analysis.workspace import Workspace
+
+
+@pytest.fixture
+def walked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The class statements walked, as `Class.name` (a method's name, or the statement's kind)."""
+    names: list[str] = []
+    original = Walker.member_visits
+
+    def member_visits(self: Walker, segment: Segment, member: ast.stmt) -> Iterator[Visit]:
+        cls = segment.body[0]
+        assert isinstance(cls, ast.ClassDef)
+        names.append(f"{cls.name}.{getattr(member, 'name', type(member).__name__)}")
+        return original(self, segment, member)
+
+    monkeypatch.setattr(Walker, "member_visits", member_visits)
+    return names
+
+
+def _edit(tmp_path: Path, walked: list[str], old: str, new: str) -> list[str]:
+    """The class statements an edit of CLASSY from `old` to `new` analyses again; the analysis
+    must equal a fresh one."""
+    assert CLASSY.count(old) == 1
+    path = str(tmp_path / "model.py")
+    analyzer = Analyzer(Workspace([tmp_path]))
+    analyzer.analyze(path, CLASSY)
+    walked.clear()
+    edited = CLASSY.replace(old, new)
+    incremental = analyzer.analyze(path, edited)
+    again = list(walked)
+    assert incremental == Analyzer(Workspace([tmp_path])).analyze(path, edited)
+    return again
+
+
+def test_a_method_nothing_reads_is_analysed_alone(tmp_path: Path, walked: list[str]) -> None:
+    assert _edit(tmp_path, walked, "jnp.ones((12, 8))", "jnp.ones((13, 8))") == ["Block.local_only"]
+
+
+def test_the_methods_that_read_the_edited_one_are_analysed_again(tmp_path: Path, walked: list[str]) -> None:
+    """`counted` looks `Block.count` up (and places an array of the length it returns)."""
+    again = _edit(tmp_path, walked, "return 6", "return 8")
+    assert again == ["Block.count", "Block.counted"]
+
+
+def test_a_method_whose_value_no_analysis_asked_is_analysed_alone(tmp_path: Path, walked: list[str]) -> None:
+    """`make` calls `self.shape()`, but on a `self` no visible call makes (an unknown value):
+    its analysis never looked `shape` up, so it holds whatever `shape` returns."""
+    assert _edit(tmp_path, walked, "return (self.rows, self.width)", "return (self.rows, 3)") == [
+        "Block.shape"
+    ]
+
+
+def test_a_search_of_callers_through_the_edited_method_is_made_again(
+    tmp_path: Path, walked: list[str]
+) -> None:
+    """`helper` calls `place`: the class's statements that searched `place`'s callers (none in
+    the class; the function's own segment is not a class) are analysed again, as the segment
+    `place` is in (its contexts name `helper`'s call)."""
+    again = _edit(tmp_path, walked, "return place(n, self.width)", "return place(n + 1, self.width)")
+    assert again[0] == "Block.helper" and "Block.local_only" not in again
+
+
+def test_an_edit_of_the_constructor_analyses_the_whole_class(tmp_path: Path, walked: list[str]) -> None:
+    again = _edit(tmp_path, walked, "self.rows = rows", "self.rows = 2 * rows")
+    assert [name for name in again if name.startswith("Block.")] == [
+        f"Block.{name}"
+        for name in (
+            "__init__",
+            "sharding",
+            "shape",
+            "make",
+            "helper",
+            "uses_helper",
+            "count",
+            "counted",
+            "local_only",
+            "__call__",
+        )
+    ]
+
+
+def test_an_edit_that_adds_a_line_analyses_the_whole_class(tmp_path: Path, walked: list[str]) -> None:
+    again = _edit(tmp_path, walked, "w = jnp.ones((12, 8))", "w = jnp.ones((12, 8))\n        v = w")
+    assert "Block.local_only" in again and "Block.__init__" in again
