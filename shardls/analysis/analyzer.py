@@ -23,7 +23,7 @@ from shardls.analysis.file_settings import (
 )
 from shardls.analysis.library import Library
 from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
-from shardls.analysis.method_units import UnitResult, class_members, units_to_redo
+from shardls.analysis.method_units import MethodEdit, UnitResult, class_members, units_to_redo
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
@@ -193,7 +193,7 @@ class Analyzer:
             if result is None:
                 if not walker.wanted(segment):
                     continue
-                replaced = cache.replaced(segment, module)
+                replaced = cache.replaced(segment)
                 result = self._analyze_segment(segment, walker, builder, evaluator, typing, replaced)
                 cache.keep(segment, result)
             sites.extend(result.sites)
@@ -258,19 +258,19 @@ class Analyzer:
         builder: SiteBuilder,
         evaluator: Evaluator,
         typing: TypingPass,
-        replaced: tuple[Segment, SegmentResult] | None = None,
+        replaced: tuple[SegmentResult, MethodEdit] | None = None,
     ) -> SegmentResult:
         """The segment's result; a class's one statement of its body at a time (`method_units`),
-        only those an edit may have changed when `replaced` (the segment this one replaced and
-        its result) allows."""
+        only those an edit may have changed when `replaced` (the result of the segment this one
+        replaced, and the edit, confined to one method) allows."""
         members = class_members(segment)
         if members is None:
             return self._analyze_whole(segment, walker, builder, evaluator, typing)
-        if replaced is not None and replaced[1].units is not None:
-            before, result = replaced
+        if replaced is not None and replaced[0].units is not None and replaced[0].steps.spent is not None:
+            result, edit = replaced
             assert result.units is not None
-            redo = units_to_redo(before, result.units, segment, self.workspace)
-            if redo is not None and result.steps.spent is not None:
+            redo = units_to_redo(edit, result.units, self.workspace)
+            if redo is not None:
                 kept = (result.units, redo)
                 again = self._analyze_units(segment, members, walker, builder, evaluator, typing, kept)
                 if again is not None:

@@ -18,6 +18,7 @@ builder as a fresh pass does.
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
@@ -26,13 +27,14 @@ from typing import cast
 from shardls.analysis.evaluator import Evaluator, Reads
 from shardls.analysis.facts import Diagnostic, MeshFact
 from shardls.analysis.line_shift import Shifter
+from shardls.analysis.method_units import MethodEdit, class_members, units_to_redo
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.segment_cache import FileCache, Steps, Version, read_keys
 from shardls.analysis.sites import SharedState, SiteBuilder
 from shardls.analysis.source import Segment
-from shardls.analysis.walker import Walker
+from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.walking.contexts import MeshContext
 from shardls.analysis.walking.text_tests import NamedCalls
 from shardls.analysis.workspace import MESH_TEXT, Workspace
@@ -48,6 +50,9 @@ class MeshPassResult:
     reads: frozenset[tuple[str, str]]
     modules: tuple[tuple[str, Version], ...]
     steps: Steps
+    units: tuple[MeshPassResult, ...] | None = None
+    """The outcomes of the statements of a class's body walked one at a time (`method_units`),
+    which the fields above join (None: the segment was walked as a whole)."""
 
     def moved(self, shifter: Shifter) -> MeshPassResult:
         trusted = not self.modules
@@ -68,7 +73,13 @@ class MeshPassResult:
             [cast(tuple[object, ...], key(k)) for k in shared.seen_added],
         )
         diagnostics = cast(tuple[Diagnostic, ...], shifter.value(self.diagnostics, trusted))
-        return replace(self, shared=moved, diagnostics=diagnostics)
+        units = None if self.units is None else tuple(unit.moved(shifter) for unit in self.units)
+        return replace(self, shared=moved, diagnostics=diagnostics, units=units)
+
+    @property
+    def spent(self) -> int:
+        """The steps the walk took (0 when a budget ran out: it is not kept then)."""
+        return self.steps.spent or 0
 
 
 MeshPassCache = FileCache[MeshPassResult]
@@ -103,7 +114,12 @@ def find_meshes(
             builder.take(result.shared)
             builder.diagnostics.extend(result.diagnostics)
             continue
-        result = walk_segment(walker, builder, segment, workspace)
+        members = class_members(segment)
+        if members is None:
+            result = walk_segment(walker, builder, segment, workspace)
+        else:
+            replaced = cache.replaced(segment) if cache is not None else None
+            result = walk_members(walker, builder, segment, members, workspace, replaced)
         if cache is not None and result.steps.spent is not None:
             cache.keep(segment, result)
     if cache is not None:
@@ -119,6 +135,76 @@ def walk_segment(
     outcome to be kept), what it read. The evaluator's context fields are left as they were
     found (a replayed outcome leaves them too). Tests count the walks an edit costs by this
     function."""
+    budget = builder.evaluator.limits.statement_budget(len(segment.text))
+    return _walk(walker, builder, walker.visits([segment]), budget, workspace)
+
+
+def walk_members(
+    walker: Walker,
+    builder: SiteBuilder,
+    segment: Segment,
+    members: tuple[ast.stmt, ...],
+    workspace: Workspace | None,
+    replaced: tuple[MeshPassResult, MethodEdit] | None,
+) -> MeshPassResult:
+    """`walk_segment` of a class segment, one statement of its body at a time under the
+    segment's budget; with `replaced` (the outcome of the segment it replaced, and the edit,
+    confined to one method), a statement the edit cannot have changed (`units_to_redo`) takes
+    its kept outcome while the shared state answers it alike. When what they spent together
+    comes within a question of the budget, the segment is walked again whole (from the state
+    it found), as a fresh pass would."""
+    evaluator = builder.evaluator
+    budget = evaluator.limits.statement_budget(len(segment.text))
+    kept, redo = None, None
+    if replaced is not None and replaced[0].units is not None and workspace is not None:
+        kept = replaced[0].units
+        redo = units_to_redo(replaced[1], kept, workspace)
+    if redo is None:
+        kept, redo = None, set()
+    state = builder.checkpoint()
+    units: list[MeshPassResult] = []
+    spent = 0
+    for index, member in enumerate(members):
+        unit = kept[index] if kept is not None and index not in redo else None
+        if unit is not None and builder.answers_alike(unit.shared):
+            builder.take(unit.shared)
+            builder.diagnostics.extend(unit.diagnostics)
+        else:
+            visits = walker.member_visits(segment, member)
+            unit = _walk(walker, builder, visits, budget - spent, workspace)
+        units.append(unit)
+        spent += unit.spent
+        if unit.steps.spent is None:
+            break
+    complete = len(units) == len(members) and all(unit.steps.spent is not None for unit in units)
+    steps = Steps(spent if complete else None, budget)
+    if kept is not None and not steps.hold_under(budget, evaluator.limits.steps):
+        builder.restore(state)
+        return walk_members(walker, builder, segment, members, workspace, None)
+    return _joined(units, steps, complete)
+
+
+def _joined(units: list[MeshPassResult], steps: Steps, complete: bool) -> MeshPassResult:
+    """The outcome of a segment walked one statement of its class's body at a time: what the
+    first statement to ask something of the shared state got, what all added, in order."""
+    shared = SharedState()
+    for unit in units:
+        for key, fact in unit.shared.meshes_asked.items():
+            shared.meshes_asked.setdefault(key, fact)
+        for seen_key, seen in unit.shared.seen_asked.items():
+            shared.seen_asked.setdefault(seen_key, seen)
+        shared.meshes_added += unit.shared.meshes_added
+        shared.seen_added += unit.shared.seen_added
+    diagnostics = tuple(d for unit in units for d in unit.diagnostics)
+    reads = frozenset().union(*(unit.reads for unit in units))
+    modules = tuple({path: version for unit in units for path, version in unit.modules}.items())
+    return MeshPassResult(shared, diagnostics, reads, modules, steps, tuple(units) if complete else None)
+
+
+def _walk(
+    walker: Walker, builder: SiteBuilder, visits: Iterable[Visit], budget: int, workspace: Workspace | None
+) -> MeshPassResult:
+    """`walk_segment` of the calls `visits` walks to, under `budget`."""
     evaluator = builder.evaluator
     shared, reads = SharedState(), Reads() if workspace is not None else None
     outer_reads, outer_shared = evaluator.reads, builder.shared
@@ -126,10 +212,9 @@ def walk_segment(
     evaluator.reads, builder.shared = (outer_reads if reads is None else reads), shared
     first = len(builder.diagnostics)
     exhausted = evaluator.exhausted
-    budget = evaluator.limits.statement_budget(len(segment.text))
     try:
         with evaluator.budget(budget):
-            for visit, qualname in recognized(walker.visits([segment]), evaluator):
+            for visit, qualname in recognized(visits, evaluator):
                 if qualname in MESH_CONSTRUCTORS:
                     run_recognizer(builder, visit, qualname)
             left = evaluator.steps_left_here

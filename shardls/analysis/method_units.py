@@ -37,7 +37,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import Protocol, cast
 
 from shardls.analysis.facts import Diagnostic, Site
 from shardls.analysis.line_shift import Shifter
@@ -87,25 +87,61 @@ def _is_docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
 
 
-def units_to_redo(
-    old: Segment,
-    old_units: Sequence[UnitResult],
-    new: Segment,
-    workspace: Workspace,
-) -> set[int] | None:
-    """The indices of the statements of the class of `new` to analyse again, the others keeping
-    their results in `old_units` (those of `old`, the segment `new` replaced in the edit);
-    None: analyse the whole class again (see the module's docstring)."""
+@dataclass(frozen=True)
+class MethodEdit:
+    """An edit confined to the body of one method of a class segment (`method_edit`)."""
+
+    cls: str
+    index: int
+    """The method's place in the class's body."""
+    read: frozenset[tuple[str, str]]
+    """The keys of the results that read the method (`Reads.methods`)."""
+    called: frozenset[str]
+    """The names the method calls, before or after the edit (`called_names`)."""
+    before: Segment
+    after: Segment
+
+
+def method_edit(old: Segment, new: Segment) -> MethodEdit | None:
+    """The edit from `old` to `new` when it is confined to one method's body (see the module's
+    docstring); None otherwise."""
     before, after = class_members(old), class_members(new)
-    if before is None or after is None or len(before) != len(after) or len(old_units) != len(after):
+    if before is None or after is None or len(before) != len(after):
         return None
     edited = _edited_method(old, before, new, after)
     if edited is None:
         return None
     cls, method = cast(ast.ClassDef, new.body[0]).name, cast(ast.FunctionDef, after[edited]).name
-    read = {("method", f"{cls}.{method}"), ("method", f"{cls}.*")}
-    called = set(called_names(_text(old, before[edited])) | called_names(_text(new, after[edited])))
-    redo = {edited}
+    return MethodEdit(
+        cls,
+        edited,
+        frozenset({("method", f"{cls}.{method}"), ("method", f"{cls}.*")}),
+        called_names(_text(old, before[edited])) | called_names(_text(new, after[edited])),
+        old,
+        new,
+    )
+
+
+class Unit(Protocol):
+    """A statement's kept outcome, as `units_to_redo` reads it (`UnitResult`, or the mesh
+    pass's outcome of one statement)."""
+
+    @property
+    def reads(self) -> frozenset[tuple[str, str]]: ...
+
+    @property
+    def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
+
+
+def units_to_redo(edit: MethodEdit, old_units: Sequence[Unit], workspace: Workspace) -> set[int] | None:
+    """The indices of the statements of the edited class to analyse again, the others keeping
+    their results in `old_units` (those of the class before the edit); None: analyse the whole
+    class again."""
+    after = class_members(edit.after)
+    if after is None or len(old_units) != len(after):
+        return None
+    called = set(edit.called)
+    redo = {edit.index}
     grown = True
     while grown:
         grown = False
@@ -113,12 +149,12 @@ def units_to_redo(
             if index in redo:
                 continue
             if (
-                not read.isdisjoint(unit.reads)
+                not edit.read.isdisjoint(unit.reads)
                 or any(kind == "callee" and name in called for kind, name in unit.reads)
                 or any(workspace.current(path) is not version for path, version in unit.modules)
             ):
                 redo.add(index)
-                called |= called_names(_text(new, after[index]))
+                called |= called_names(_text(edit.after, after[index]))
                 grown = True
     return redo
 

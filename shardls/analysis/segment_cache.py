@@ -12,7 +12,6 @@ against every name it read took a fifth of an edit's analysis of a 20k-line file
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, Protocol, Self, TypeVar, cast
@@ -21,7 +20,7 @@ from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
 from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
-from shardls.analysis.method_units import UnitResult
+from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
@@ -201,6 +200,8 @@ class FileCache(Generic[R]):
         do not move)."""
         self._moved: dict[int, int] = {}
         """The key of the entry of each segment the edit moved, by the moved segment's id."""
+        self._method_edit: MethodEdit | None = None
+        """The edit of the module `stale` was last asked about, when confined to one method."""
 
     def fits(self, fingerprint: object, module: ModuleInfo) -> bool:
         """Whether the kept results rest on `fingerprint`, the one of an analysis of `module`:
@@ -229,10 +230,17 @@ class FileCache(Generic[R]):
         """The ids of the segments whose kept results may not hold for `module` (the file's
         current module) and the workspace's current modules."""
         keys: list[_Key] = []
+        self._method_edit = None
         if self._module is not None and self._module is not module:
             keys += _changed(
                 self._module, module, self._readers, self._shifter.lines if self._shifter else None
             )
+            replaced = _one_replaced(self._module, module)
+            edit = method_edit(*replaced) if replaced is not None else None
+            if edit is not None and all(kind != "name" or name == edit.cls for kind, name in keys):
+                # Only the method changed: its readers, and the searches of what it calls.
+                self._method_edit = edit
+                keys = [k for k in keys if k[0] == "callee" and k[1] in edit.called] + sorted(edit.read)
         for path, version in self._versions.items():
             now = workspace.data_file(path) if isinstance(version, DataFile) else workspace.current(path)
             if now is not version:
@@ -242,24 +250,16 @@ class FileCache(Generic[R]):
             stale.update(self._readers.get(key, ()))
         return stale
 
-    def replaced(self, segment: Segment, module: ModuleInfo) -> tuple[Segment, R] | None:
-        """The segment `segment` replaced and its kept result, when the edit that made `module`
-        from the last one analysed replaced that one segment alone, at the same lines, and
-        changed no name of the module but the ones the segment binds (a class's name): what
-        changed is then inside the segment (`method_units` says which parts of it to analyse
-        again)."""
-        before, edit = self._module, module.source.edit
-        if before is None or edit is None or edit.previous() is not before.source or edit.delta:
+    def replaced(self, segment: Segment) -> tuple[R, MethodEdit] | None:
+        """The kept result of the segment `segment` replaced, and how, when the edit of the
+        module `stale` was last asked about is confined to one method of `segment`'s class
+        (`method_units` says which statements of it to analyse again)."""
+        if self._method_edit is None or self._method_edit.after is not segment:
             return None
-        if (edit.old_end, edit.new_end) != (edit.first + 1, edit.first + 1):
+        entry = self._entries.get(id(self._method_edit.before))
+        if entry is None or entry[0] is not self._method_edit.before:
             return None
-        old, new = before.source.segments[edit.first], module.source.segments[edit.first]
-        entry = self._entries.get(id(old))
-        changed = module.changed_since(before)
-        if new is not segment or entry is None or entry[0] is not old or changed is None:
-            return None
-        bound = {node.name for node in segment.body if isinstance(node, ast.ClassDef)}
-        return entry if changed[0] <= bound else None
+        return entry[1], self._method_edit
 
     def kept(self, segment: Segment, stale: set[int], carries: Callable[[Segment, R], bool]) -> R | None:
         """The result kept for `segment`, if it still holds; one that does not is dropped (the
@@ -332,6 +332,20 @@ class FileCache(Generic[R]):
                 readers.discard(key)
                 if not readers:
                     del self._readers[read]
+
+
+def _one_replaced(before: ModuleInfo, now: ModuleInfo) -> tuple[Segment, Segment] | None:
+    """The one segment of `before` that the edit making `now` replaced, and its replacement, when
+    the edit replaced one segment by one at the same lines (the others it parsed again are the
+    same objects)."""
+    edit = now.source.edit
+    if edit is None or edit.previous() is not before.source or edit.delta:
+        return None
+    if edit.old_end != edit.new_end:
+        return None
+    old, new = before.source.segments, now.source.segments
+    pairs = [(old[i], new[i]) for i in range(edit.first, edit.old_end) if old[i] is not new[i]]
+    return pairs[0] if len(pairs) == 1 else None
 
 
 def _changed(

@@ -427,6 +427,18 @@ class SiteBuilder:
             if not isinstance(key, int)
         ) and all((key in self._seen) == seen for key, seen in shared.seen_asked.items())
 
+    def checkpoint(self) -> tuple[dict[object, MeshFact], set[tuple[object, ...]], int]:
+        """The shared state and how many diagnostics there are, for `restore`."""
+        return dict(self.meshes), set(self._seen), len(self.diagnostics)
+
+    def restore(self, state: tuple[dict[object, MeshFact], set[tuple[object, ...]], int]) -> None:
+        """Go back to a `checkpoint`: a part of a pass walked in a way it then has to undo."""
+        meshes, seen, diagnostics = state
+        self.meshes.clear()
+        self.meshes.update(meshes)
+        self._seen = set(seen)
+        del self.diagnostics[diagnostics:]
+
     def take(self, shared: SharedState) -> None:
         """Add what a part of the analysis added to the shared state, as it did (a mesh keyed by
         the identity of a value of an earlier analysis gets a key of its own)."""

@@ -13,6 +13,7 @@ import pytest
 from edit_sequences import CLASSY
 
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.mesh_pass import _mesh_calls_pattern
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.workspace import Workspace
@@ -99,3 +100,57 @@ def test_an_edit_of_the_constructor_analyses_the_whole_class(tmp_path: Path, wal
 def test_an_edit_that_adds_a_line_analyses_the_whole_class(tmp_path: Path, walked: list[str]) -> None:
     again = _edit(tmp_path, walked, "w = jnp.ones((12, 8))", "w = jnp.ones((12, 8))\n        v = w")
     assert "Block.local_only" in again and "Block.__init__" in again
+
+
+TRAINER = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+
+class Trainer:
+    def mesh(self):
+        return jax.make_mesh((2, 4), ("data", "model"))
+
+    def place(self, x):
+        return jax.device_put(x, NamedSharding(self.mesh(), P("data")))
+
+    def other(self):
+        return jax.device_put(jnp.zeros((16, 8)), NamedSharding(jax.make_mesh((8,), ("x",)), P("x")))
+
+
+trainer = Trainer()
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "mesh_walks"),
+    [
+        ("(16, 8)", "(17, 8)", ["other"]),  # the meshes are the same: one statement walked
+        ("(2, 4)", "(4, 2)", ["mesh"]),  # the mesh it builds changed: `place` only calls `mesh`
+    ],
+)
+def test_the_mesh_pass_walks_the_edited_method(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, mesh_walks: list[str]
+) -> None:
+    """The mesh pass keeps each statement's walk of a class that builds meshes like the analysis
+    keeps its results (`mesh_pass.walk_members`)."""
+    walks: list[str] = []
+    original = Walker.member_visits
+    mesh_calls = _mesh_calls_pattern()
+
+    def member_visits(self: Walker, segment: Segment, member: ast.stmt) -> Iterator[Visit]:
+        if self.calls is mesh_calls:
+            walks.append(getattr(member, "name", ""))
+        return original(self, segment, member)
+
+    monkeypatch.setattr(Walker, "member_visits", member_visits)
+    path = str(tmp_path / "trainer.py")
+    analyzer = Analyzer(Workspace([tmp_path]))
+    analyzer.analyze(path, TRAINER)
+    walks.clear()
+    edited = TRAINER.replace(old, new)
+    incremental = analyzer.analyze(path, edited)
+    assert walks == mesh_walks
+    assert incremental == Analyzer(Workspace([tmp_path])).analyze(path, edited)
