@@ -35,15 +35,15 @@ def walked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
-def _edit(tmp_path: Path, walked: list[str], old: str, new: str) -> list[str]:
-    """The class statements an edit of CLASSY from `old` to `new` analyses again; the analysis
+def _edit(tmp_path: Path, walked: list[str], old: str, new: str, source: str = CLASSY) -> list[str]:
+    """The class statements an edit of `source` from `old` to `new` analyses again; the analysis
     must equal a fresh one."""
-    assert CLASSY.count(old) == 1
+    assert source.count(old) == 1
     path = str(tmp_path / "model.py")
     analyzer = Analyzer(Workspace([tmp_path]))
-    analyzer.analyze(path, CLASSY)
+    analyzer.analyze(path, source)
     walked.clear()
-    edited = CLASSY.replace(old, new)
+    edited = source.replace(old, new)
     incremental = analyzer.analyze(path, edited)
     again = list(walked)
     assert incremental == Analyzer(Workspace([tmp_path])).analyze(path, edited)
@@ -58,6 +58,32 @@ def test_the_methods_that_read_the_edited_one_are_analysed_again(tmp_path: Path,
     """`counted` looks `Block.count` up (and places an array of the length it returns)."""
     again = _edit(tmp_path, walked, "return 6", "return 8")
     assert again == ["Block.count", "Block.counted"]
+
+
+def test_a_method_read_through_a_class_level_name_is_a_read_of_the_method(
+    tmp_path: Path, walked: list[str]
+) -> None:
+    """`Rows.alias` is a class-level name bound to `forward`: looking it up may reach any method."""
+    source = CLASSY.replace(
+        "\n\nclass Wide(Block):",
+        """
+
+
+class Rows:
+    @staticmethod
+    def forward():
+        return 6
+
+    alias = forward
+
+    def placed(self):
+        return jax.device_put(jnp.zeros((Rows.alias(), 8)), NamedSharding(mesh, P("model")))
+
+
+class Wide(Block):""",
+    )
+    again = _edit(tmp_path, walked, "return 6\n\n    alias", "return 8\n\n    alias", source)
+    assert "Rows.placed" in again and "Block.count" not in again
 
 
 def test_a_method_whose_value_no_analysis_asked_is_analysed_alone(tmp_path: Path, walked: list[str]) -> None:

@@ -80,6 +80,7 @@ def class_attribute(
             return FunctionV(method, bound=bound if isinstance(bound, InstanceV) else None)
         candidates = klass.scope.lookup(attr, None)
         if candidates:
+            note_method(evaluator, klass, "*")  # a class-level name may hold a method (`__call__ = forward`)
             top = Frame(klass.module, klass.scope, klass.segment, None, {}, frame.call_depth)
             value = evaluator.bindings_value(candidates, klass.scope, top)
             if evaluator.is_enum(klass, frame) and not isinstance(value, FunctionV):
