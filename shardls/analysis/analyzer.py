@@ -23,7 +23,7 @@ from shardls.analysis.file_settings import (
 )
 from shardls.analysis.library import Library
 from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
-from shardls.analysis.method_units import MethodEdit, UnitResult, class_members, units_to_redo
+from shardls.analysis.method_units import MethodEdit, UnitResult, class_members, kept_units
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
@@ -267,11 +267,8 @@ class Analyzer:
         if members is None:
             return self._analyze_whole(segment, walker, builder, evaluator, typing)
         if replaced is not None and replaced[0].units is not None and replaced[0].steps.spent is not None:
-            result, edit = replaced
-            assert result.units is not None
-            redo = units_to_redo(edit, result.units, self.workspace)
-            if redo is not None:
-                kept = (result.units, redo)
+            kept = kept_units(replaced[1], replaced[0].units, self.workspace)
+            if kept is not None:
                 again = self._analyze_units(segment, members, walker, builder, evaluator, typing, kept)
                 if again is not None:
                     return again
@@ -311,23 +308,24 @@ class Analyzer:
         builder: SiteBuilder,
         evaluator: Evaluator,
         typing: TypingPass,
-        kept: tuple[tuple[UnitResult, ...], set[int]] | None,
+        kept: list[UnitResult | None] | None,
     ) -> SegmentResult | None:
         """A class segment's result, one statement of its body at a time under the segment's
-        statement budget; with `kept` (the units of the segment's previous result and the
-        indices of those to analyse again), the others keep theirs and what they spent is
+        statement budget; with `kept` (what each statement keeps of the segment's previous
+        result, None for those to analyse again), those keep theirs and what they spent is
         taken off the budget. None when, so, a budget ran out or came within a question of
         it (the whole class is then analysed again: a fresh analysis may run out elsewhere)."""
         file_left = evaluator.budget_left
         exhausted = evaluator.exhausted
         budget = evaluator.limits.statement_budget(len(segment.text))
-        spent_before = sum(unit.spent for i, unit in enumerate(kept[0]) if i not in kept[1]) if kept else 0
+        spent_before = sum(unit.spent for unit in kept if unit is not None) if kept else 0
         units: list[UnitResult] = []
         ended: Span | None = None
         with evaluator.budget(budget - spent_before):
             for index, member in enumerate(members):
-                if kept is not None and index not in kept[1]:
-                    units.append(kept[0][index])
+                unit = kept[index] if kept is not None else None
+                if unit is not None:
+                    units.append(unit)
                     continue
                 reads = Reads()
                 before = evaluator.steps_left_here

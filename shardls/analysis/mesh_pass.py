@@ -27,7 +27,7 @@ from typing import cast
 from shardls.analysis.evaluator import Evaluator, Reads
 from shardls.analysis.facts import Diagnostic, MeshFact
 from shardls.analysis.line_shift import Shifter
-from shardls.analysis.method_units import MethodEdit, class_members, units_to_redo
+from shardls.analysis.method_units import MethodEdit, class_members, kept_units
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
@@ -149,23 +149,20 @@ def walk_members(
 ) -> MeshPassResult:
     """`walk_segment` of a class segment, one statement of its body at a time under the
     segment's budget; with `replaced` (the outcome of the segment it replaced, and the edit,
-    confined to one method), a statement the edit cannot have changed (`units_to_redo`) takes
+    confined to one method), a statement the edit cannot have changed (`kept_units`) takes
     its kept outcome while the shared state answers it alike. When what they spent together
     comes within a question of the budget, the segment is walked again whole (from the state
     it found), as a fresh pass would."""
     evaluator = builder.evaluator
     budget = evaluator.limits.statement_budget(len(segment.text))
-    kept, redo = None, None
+    kept = None
     if replaced is not None and replaced[0].units is not None and workspace is not None:
-        kept = replaced[0].units
-        redo = units_to_redo(replaced[1], kept, workspace)
-    if redo is None:
-        kept, redo = None, set()
+        kept = kept_units(replaced[1], replaced[0].units, workspace)
     state = builder.checkpoint()
     units: list[MeshPassResult] = []
     spent = 0
     for index, member in enumerate(members):
-        unit = kept[index] if kept is not None and index not in redo else None
+        unit = kept[index] if kept is not None else None
         if unit is not None and builder.answers_alike(unit.shared):
             builder.take(unit.shared)
             builder.diagnostics.extend(unit.diagnostics)

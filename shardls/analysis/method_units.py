@@ -5,10 +5,11 @@ its methods analysed all of it again).
 
 A class segment whose body holds only definitions and assignments is analysed one statement of
 its body at a time (`Walker.member_visits`), each keeping its own sites, diagnostics and reads
-(`UnitResult`). After an edit, `units_to_redo` says which of them to analyse again, or None to
+(`UnitResult`). After an edit, `kept_units` says which of them to analyse again, or None to
 analyse the whole class as before. It answers only when everything outside the edited method's
-body is as it was, at the same lines, and the edit replaced that one segment of the file; then a
-statement of the class is analysed again when it may see the change:
+body is as it was (below it, moved by the lines the edit added or removed: the kept results move
+with them, `line_shift`), and the edit replaced that one segment of the file; then a statement of
+the class is analysed again when it may see the change:
 
 - it is the edited method;
 - its analysis looked the method up on the class or an instance (`Reads.methods`: the only way
@@ -37,10 +38,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, cast
+from typing import Protocol, Self, TypeVar, cast
 
 from shardls.analysis.facts import Diagnostic, Site
-from shardls.analysis.line_shift import Shifter
+from shardls.analysis.line_shift import Shifter, Unshiftable
 from shardls.analysis.scopes import ModuleInfo, called_names
 from shardls.analysis.source import Segment
 from shardls.analysis.workspace import Workspace
@@ -100,9 +101,11 @@ class MethodEdit:
     """The names the method calls, before or after the edit (`called_names`)."""
     before: Segment
     after: Segment
+    shifter: Shifter | None
+    """How the kept outcomes move to the lines of the edited text (None: they do not)."""
 
 
-def method_edit(old: Segment, new: Segment) -> MethodEdit | None:
+def method_edit(old: Segment, new: Segment, shifter: Shifter | None) -> MethodEdit | None:
     """The edit from `old` to `new` when it is confined to one method's body (see the module's
     docstring); None otherwise."""
     before, after = class_members(old), class_members(new)
@@ -119,12 +122,13 @@ def method_edit(old: Segment, new: Segment) -> MethodEdit | None:
         called_names(_text(old, before[edited])) | called_names(_text(new, after[edited])),
         old,
         new,
+        shifter,
     )
 
 
 class Unit(Protocol):
-    """A statement's kept outcome, as `units_to_redo` reads it (`UnitResult`, or the mesh
-    pass's outcome of one statement)."""
+    """A statement's kept outcome, as `kept_units` reads it (`UnitResult`, or the mesh pass's
+    outcome of one statement)."""
 
     @property
     def reads(self) -> frozenset[tuple[str, str]]: ...
@@ -132,16 +136,27 @@ class Unit(Protocol):
     @property
     def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
 
+    def moved(self, shifter: Shifter) -> Self: ...
 
-def units_to_redo(edit: MethodEdit, old_units: Sequence[Unit], workspace: Workspace) -> set[int] | None:
-    """The indices of the statements of the edited class to analyse again, the others keeping
-    their results in `old_units` (those of the class before the edit); None: analyse the whole
-    class again."""
+
+U = TypeVar("U", bound=Unit)
+
+
+def kept_units(edit: MethodEdit, old_units: Sequence[U], workspace: Workspace) -> list[U | None] | None:
+    """The outcome each statement of the edited class keeps, at the lines the edit moved it to,
+    or None for those to analyse again (see the module's docstring; also those whose outcome
+    names an edited line); None: analyse the whole class again."""
     after = class_members(edit.after)
     if after is None or len(old_units) != len(after):
         return None
-    called = set(edit.called)
-    redo = {edit.index}
+    moved: list[U | None] = []
+    for unit in old_units:
+        try:
+            moved.append(unit.moved(edit.shifter) if edit.shifter is not None else unit)
+        except Unshiftable:
+            moved.append(None)
+    redo = {edit.index} | {index for index, unit in enumerate(moved) if unit is None}
+    called = set(edit.called).union(*(called_names(_text(edit.after, after[index])) for index in redo))
     grown = True
     while grown:
         grown = False
@@ -156,35 +171,55 @@ def units_to_redo(edit: MethodEdit, old_units: Sequence[Unit], workspace: Worksp
                 redo.add(index)
                 called |= called_names(_text(edit.after, after[index]))
                 grown = True
-    return redo
+    return [None if index in redo else unit for index, unit in enumerate(moved)]
 
 
 def _edited_method(
     old: Segment, before: Sequence[ast.stmt], new: Segment, after: Sequence[ast.stmt]
 ) -> int | None:
-    """The index of the one method whose body alone differs between the two classes' texts, at
-    the same lines (None: no such method)."""
-    if old.first_line != new.first_line or len(old.lines) != len(new.lines):
+    """The index of the one method whose body alone differs between the two classes' texts: the
+    lines above the change are the same, and so are those below it, moved by the lines it added
+    or removed (None: no such method)."""
+    if old.first_line != new.first_line:
         return None
-    differ = [i for i, (a, b) in enumerate(zip(old.lines, new.lines)) if a != b]
-    if not differ:
+    delta = len(new.lines) - len(old.lines)
+    same = 0
+    while same < min(len(old.lines), len(new.lines)) and old.lines[same] == new.lines[same]:
+        same += 1
+    tail = 0
+    while tail < min(len(old.lines), len(new.lines)) - same and old.lines[-1 - tail] == new.lines[-1 - tail]:
+        tail += 1
+    if same == len(old.lines) == len(new.lines):
         return None
-    for a, b in zip(before, after):
-        if (a.lineno, a.end_lineno, type(a)) != (b.lineno, b.end_lineno, type(b)):
-            return None
     found = None
-    for index, stmt in enumerate(after):
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.body:
+    for index, (a, b) in enumerate(zip(before, after)):
+        if type(a) is not type(b):
+            return None
+        below = b.lineno > len(new.lines) - tail  # 1-based: the whole statement is below the change
+        shift = delta if below else 0
+        if (a.lineno + shift, (a.end_lineno or 0) + shift) == (b.lineno, b.end_lineno or 0):
             continue
-        first, last = stmt.body[0].lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
-        if first <= differ[0] and differ[-1] <= last:
-            found = index
+        if found is not None or not isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) or not b.body:
+            return None
+        found = index
     if found is None:
+        found = next((i for i, b in enumerate(after) if _holds(b, same, len(new.lines) - tail)), None)
+    if found is None or not _holds(after[found], same, len(new.lines) - tail):
+        return None
+    if not _holds(before[found], same, len(old.lines) - tail):
         return None
     for method in (cast(ast.FunctionDef, before[found]), cast(ast.FunctionDef, after[found])):
         if not _may_be_unit(method):
             return None
     return found
+
+
+def _holds(stmt: ast.stmt, first: int, end: int) -> bool:
+    """Whether the lines from `first` to `end` (0-based, `end` excluded; none when equal: a line
+    removed between two) lie in the body of the method `stmt`."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.body:
+        return False
+    return stmt.body[0].lineno - 1 <= first and end <= (stmt.end_lineno or stmt.lineno)
 
 
 def _may_be_unit(method: ast.FunctionDef) -> bool:

@@ -236,7 +236,7 @@ class FileCache(Generic[R]):
                 self._module, module, self._readers, self._shifter.lines if self._shifter else None
             )
             replaced = _one_replaced(self._module, module)
-            edit = method_edit(*replaced) if replaced is not None else None
+            edit = method_edit(*replaced, self._shifter) if replaced is not None else None
             if edit is not None and all(kind != "name" or name == edit.cls for kind, name in keys):
                 # Only the method changed: its readers, and the searches of what it calls.
                 self._method_edit = edit
@@ -251,9 +251,9 @@ class FileCache(Generic[R]):
         return stale
 
     def replaced(self, segment: Segment) -> tuple[R, MethodEdit] | None:
-        """The kept result of the segment `segment` replaced, and how, when the edit of the
-        module `stale` was last asked about is confined to one method of `segment`'s class
-        (`method_units` says which statements of it to analyse again)."""
+        """The kept result of the segment `segment` replaced (at the lines before the edit), and
+        how, when the edit of the module `stale` was last asked about is confined to one method
+        of `segment`'s class (`method_units` says which statements of it to analyse again)."""
         if self._method_edit is None or self._method_edit.after is not segment:
             return None
         entry = self._entries.get(id(self._method_edit.before))
@@ -336,15 +336,13 @@ class FileCache(Generic[R]):
 
 def _one_replaced(before: ModuleInfo, now: ModuleInfo) -> tuple[Segment, Segment] | None:
     """The one segment of `before` that the edit making `now` replaced, and its replacement, when
-    the edit replaced one segment by one at the same lines (the others it parsed again are the
-    same objects)."""
+    the edit replaced one segment by one (the others it parsed again are the same objects, or
+    moved copies of them)."""
     edit = now.source.edit
-    if edit is None or edit.previous() is not before.source or edit.delta:
-        return None
-    if edit.old_end != edit.new_end:
+    if edit is None or edit.previous() is not before.source or edit.old_end != edit.new_end:
         return None
     old, new = before.source.segments, now.source.segments
-    pairs = [(old[i], new[i]) for i in range(edit.first, edit.old_end) if old[i] is not new[i]]
+    pairs = [(old[i], new[i]) for i in range(edit.first, edit.old_end) if old[i].body is not new[i].body]
     return pairs[0] if len(pairs) == 1 else None
 
 

@@ -123,8 +123,23 @@ def test_an_edit_of_the_constructor_analyses_the_whole_class(tmp_path: Path, wal
     ]
 
 
-def test_an_edit_that_adds_a_line_analyses_the_whole_class(tmp_path: Path, walked: list[str]) -> None:
-    again = _edit(tmp_path, walked, "w = jnp.ones((12, 8))", "w = jnp.ones((12, 8))\n        v = w")
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("w = jnp.ones((12, 8))", "w = jnp.ones((12, 8))\n        v = w"),  # a statement added
+        ("w = jnp.ones((12, 8))", "w = jnp.ones(\n            (12, 8)\n        )"),  # Enter
+        ("        w = jnp.ones((12, 8))\n", ""),  # a line deleted
+    ],
+)
+def test_an_edit_that_moves_the_lines_below_analyses_the_method_alone(
+    tmp_path: Path, walked: list[str], old: str, new: str
+) -> None:
+    """The results of the statements below it move with their lines (`line_shift`)."""
+    assert _edit(tmp_path, walked, old, new) == ["Block.local_only"]
+
+
+def test_a_blank_line_between_methods_analyses_the_whole_class(tmp_path: Path, walked: list[str]) -> None:
+    again = _edit(tmp_path, walked, "\n    def local_only", "\n\n    def local_only")
     assert "Block.local_only" in again and "Block.__init__" in again
 
 
