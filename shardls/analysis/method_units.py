@@ -28,9 +28,10 @@ never the contexts its own analysis ran in.
 The edit is confined to the method when its signature and decorators are as they were, the
 method is not one the evaluator reads to build an instance or runs implicitly (dunder methods,
 `setup`: instances' attributes come from them, `ClassInfo.self_assignments`), and its body binds
-no global or nonlocal name. Then the file's other top-level statements changed in nothing but
-the class's name's binding (`FileCache.replaced` checks it); those that read the class are
-analysed again as before.
+no global or nonlocal name. When the file's names changed in nothing but the class's name's
+binding (`FileCache.stale` checks it), the file's other results are stale only when they looked
+the method up or searched the callers of a name it calls, not whenever they read the class's
+name or a name the class calls anywhere.
 """
 
 from __future__ import annotations

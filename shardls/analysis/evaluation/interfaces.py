@@ -99,6 +99,10 @@ class Reads:
     of one method's body analyses again only the statements of its class that read it
     (`method_units`)."""
 
+    def noted(self) -> bool:
+        """Whether anything was read."""
+        return bool(self.names or self.modules or self.callees or self.methods)
+
     def add(self, other: Reads) -> None:
         """Note what `other` read too: a memoised answer's reads, each time it is reused, so that
         every reader depends on what computing it read."""

@@ -288,7 +288,7 @@ class _Reading:
     def __exit__(self, *_: object) -> None:
         evaluator, outer, inner = self.evaluator, self.outer, self.inner
         evaluator.reads = outer
-        if inner.names or inner.modules or inner.callees:
+        if inner.noted():
             evaluator.memos.reads[self.key] = inner
         if outer is not None:
             outer.add(inner)
