@@ -31,13 +31,13 @@ from shardls.analysis.method_units import MethodEdit, class_members, kept_units
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.scopes import ModuleInfo
-from shardls.analysis.segment_cache import FileCache, Steps, Version, read_keys
+from shardls.analysis.segment_cache import FileCache, Steps, read_keys
 from shardls.analysis.sites import SharedState, SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.walking.contexts import MeshContext
 from shardls.analysis.walking.text_tests import NamedCalls
-from shardls.analysis.workspace import MESH_TEXT, Workspace
+from shardls.analysis.workspace import MESH_TEXT, Version, Workspace
 
 
 @dataclass(frozen=True)

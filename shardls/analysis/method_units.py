@@ -43,9 +43,9 @@ from typing import Protocol, Self, TypeVar, cast
 
 from shardls.analysis.facts import Diagnostic, Site
 from shardls.analysis.line_shift import Shifter, Unshiftable
-from shardls.analysis.scopes import ModuleInfo, called_names
+from shardls.analysis.scopes import called_names
 from shardls.analysis.source import Segment
-from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace import Version, Workspace
 
 _MEMBERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign, ast.AnnAssign, ast.Pass)
 """The statements a class body may hold to be analysed statement by statement: none of them
@@ -60,7 +60,7 @@ class UnitResult:
     diagnostics: list[Diagnostic]
     reads: frozenset[tuple[str, str]]
     """What it read, as `FileCache` indexes a segment's reads."""
-    modules: tuple[tuple[str, ModuleInfo | None], ...]
+    modules: tuple[tuple[str, Version], ...]
     spent: int
     """The steps it took of the segment's statement budget."""
 
@@ -135,7 +135,7 @@ class Unit(Protocol):
     def reads(self) -> frozenset[tuple[str, str]]: ...
 
     @property
-    def modules(self) -> tuple[tuple[str, ModuleInfo | None], ...]: ...
+    def modules(self) -> tuple[tuple[str, Version], ...]: ...
 
     def moved(self, shifter: Shifter) -> Self: ...
 

@@ -24,10 +24,7 @@ from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
-from shardls.analysis.workspace import Workspace
-
-Version = ModuleInfo | DataFile | None
-"""Another file as a result read it: a module, a data file, or None (no module was found)."""
+from shardls.analysis.workspace import Version, Workspace
 
 _Key = tuple[str, str]
 """What a result read: ("name", n) for a name of the file's module, ("callee", n) for a name
@@ -137,7 +134,7 @@ def _result(
     sites: list[Site],
     diagnostics: list[Diagnostic],
     keys: frozenset[_Key],
-    modules: tuple[tuple[str, ModuleInfo | None], ...],
+    modules: tuple[tuple[str, Version], ...],
     steps: Steps,
     units: tuple[UnitResult, ...] | None,
 ) -> SegmentResult:

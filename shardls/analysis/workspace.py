@@ -28,6 +28,8 @@ _MODULE_CACHE = 512
 _VERSIONS = 2
 MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 """Text that may build or set a mesh: the files the search for the workspace's only mesh reads."""
+Version = ModuleInfo | DataFile | None
+"""Another file as a result read it: a module, a data file, or None (no module was found)."""
 SEARCHES = {MESH_TEXT.pattern: MESH_TEXT}
 """The searches of `files_mentioning` by their text, for checking a noted search again."""
 
