@@ -9,30 +9,37 @@ from dataclasses import dataclass, field, replace
 from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import (
     Diagnostic,
-    Dim,
     MeshFact,
     Related,
     Site,
     SiteKind,
     Span,
-    SymbolicDim,
 )
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.sharding import ONE_PROCESS
+from shardls.analysis.site_facts import (
+    MESH_STRUCTURE_CODES,
+    constructor_name,
+    guessed,
+    how_to_state,
+    names_all,
+    own_assumptions,
+    problem_span,
+    related_places,
+    selected,
+    shape_assumptions,
+    site_dims,
+    spec_only_problems,
+    symbolic_problem,
+)
 from shardls.analysis.values import (
-    ArrayV,
     BoundMethod,
     Choice,
-    Const,
     Guard,
     MeshV,
     Ref,
     ShardingV,
     SpecV,
-    Unknown,
     Value,
-    as_int,
-    assumption_of,
     consistent,
     guarded_alternatives,
 )
@@ -43,7 +50,6 @@ from shardls.core import (
     FLOAT32,
     DType,
     Layout,
-    Mesh,
     PartitionSpec,
     Problem,
     Severity,
@@ -179,9 +185,9 @@ class SiteBuilder:
         mesh_assumed = tuple(dict.fromkeys(assumed))
         count_assumed = tuple(dict.fromkeys([*assumed, *([count_assumption] if count_assumption else [])]))
         span = value.span
-        source = f"{_constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
+        source = f"{constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
         if value.path and value.path != self.path and span:
-            source = f"{_constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
+            source = f"{constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
         fact = MeshFact(
             resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
         )
@@ -190,8 +196,8 @@ class SiteBuilder:
             self.shared.meshes_added.append((key, fact))
         if span is not None and (value.path in (None, self.path)):
             for problem in problems:
-                certain = problem.code in _MESH_STRUCTURE_CODES
-                own = _own_assumptions(problem)
+                certain = problem.code in MESH_STRUCTURE_CODES
+                own = own_assumptions(problem)
                 self.report(span, problem, assumed=own if certain else (*own, *count_assumed))
         return fact
 
@@ -208,21 +214,21 @@ class SiteBuilder:
         would reject for lack of a `jax.set_mesh` context. `legacy_serves`: the API still reads
         the deprecated `with mesh:` (pjit)."""
         if sharding is not None and sharding.mesh is not None:
-            return _selected(self.mesh_fact(sharding.mesh), "the mesh of the NamedSharding")
+            return selected(self.mesh_fact(sharding.mesh), "the mesh of the NamedSharding")
         context = visit.context.mesh
         if sharding is not None and not sharding.bare:
             # A NamedSharding whose mesh is not known here (`NamedSharding(args.mesh, ...)`): JAX
             # lays it out on that mesh whatever the context, so the context's mesh only stands in.
             if context is None:
                 return self.fallback_for(span)
-            return _guessed(
+            return guessed(
                 self.mesh_fact(context.mesh), f"{context.how}, standing in for the NamedSharding's own mesh"
             )
         if context is not None and not context.legacy:
-            return _selected(self.mesh_fact(context.mesh), context.how)
+            return selected(self.mesh_fact(context.mesh), context.how)
         if context is not None and context.legacy:
             if usage in (UsageContext.WSC, UsageContext.WSC_EAGER) or legacy_serves:
-                return _selected(self.mesh_fact(context.mesh), context.how + " (deprecated)")
+                return selected(self.mesh_fact(context.mesh), context.how + " (deprecated)")
             self.report(
                 span,
                 Problem(
@@ -232,9 +238,7 @@ class SiteBuilder:
                     "`with mesh:` only serves with_sharding_constraint",
                 ),
             )
-            return _selected(
-                self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)"
-            )
+            return selected(self.mesh_fact(context.mesh), context.how + " (deprecated; not used by JAX here)")
         if sharding is not None and sharding.bare and not visit.context.unknown_caller:
             # In a function with no visible caller the mesh context is unknown: a caller elsewhere
             # may well run it under `jax.set_mesh`.
@@ -256,14 +260,12 @@ class SiteBuilder:
         if self.fallback_mesh is not None and not self.fallback_mesh.fallback:
             return self.fallback_mesh
         if len(self.file_meshes) == 1:
-            return _guessed(self.file_meshes[0], "the only mesh in this file")
+            return guessed(self.file_meshes[0], "the only mesh in this file")
         above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
         if above:
-            return _guessed(
-                above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)"
-            )
+            return guessed(above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)")
         if self.file_meshes:
-            return _guessed(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
+            return guessed(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
         return self.fallback_mesh
 
     # -- layouts ----------------------------------------------------------------------------
@@ -345,11 +347,11 @@ class SiteBuilder:
                 + ", ".join(str(i) for i in spec.unknown_entries)
                 + " unknown; treated as unsharded"
             )
-        if mesh is not None and mesh.fallback and not _names_all(mesh.mesh, spec.spec):
+        if mesh is not None and mesh.fallback and not names_all(mesh.mesh, spec.spec):
             # A mesh shardls picked that lacks an axis of the spec is not the one that applies.
             mesh = None
-        dims, provenance, symbolic = _dims(shape, self.path)
-        shape_assumed = _shape_assumptions(shape) if shape else []
+        dims, provenance, symbolic = site_dims(shape, self.path)
+        shape_assumed = shape_assumptions(shape) if shape else []
         notes.extend(shape_assumed)  # a size computed from the default device count says so
         uncertain = [*assumed, *shape_assumed]
         layout: Layout | None = None
@@ -370,11 +372,11 @@ class SiteBuilder:
                     problems = [
                         p
                         for p in layout.problems
-                        if not _symbolic_problem(p, symbolic) and not p.code.startswith("SH1")
+                        if not symbolic_problem(p, symbolic) and not p.code.startswith("SH1")
                     ]
                 else:
-                    problems = list(_spec_only_problems(mesh.mesh, spec.spec, usage))
-                related = _related(mesh, spec if foreign_spec else None)
+                    problems = list(spec_only_problems(mesh.mesh, spec.spec, usage))
+                related = related_places(mesh, spec if foreign_spec else None)
                 # Padding rests on the jit that traces the constraint, which may only be assumed.
                 padded = (
                     [*uncertain, ASSUMED_UNDER_JIT]
@@ -385,7 +387,7 @@ class SiteBuilder:
                     if superseded is not None and superseded(problem):
                         continue
                     self.report(
-                        spec_span if foreign_spec else _problem_span(problem, spec, spec_span, span),
+                        spec_span if foreign_spec else problem_span(problem, spec, spec_span, span),
                         problem,
                         related,
                         site_name=name,
@@ -496,130 +498,3 @@ class SiteBuilder:
         self.diagnostics.append(
             Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis)
         )
-
-
-def shape_reason(array: Value | None) -> str | None:
-    """Why the shape of what a site places is not known, in words a hover can show."""
-    if isinstance(array, Unknown):
-        return array.reason
-    if isinstance(array, ArrayV) and array.shape is None:
-        return "an array whose rank the operations that make it do not tell"
-    if array is None:
-        return "no array is passed here that shardls can follow"
-    return None if isinstance(array, ArrayV) else "not an array shardls knows"
-
-
-def _related(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:
-    found = []
-    if mesh.span is not None:
-        found.append(Related(mesh.span, "mesh defined here", mesh.path))
-    if foreign_spec is not None and foreign_spec.span is not None:
-        found.append(Related(foreign_spec.span, "the PartitionSpec is written here", foreign_spec.path))
-    return tuple(found)
-
-
-def _selected(fact: MeshFact | None, why: str) -> MeshFact | None:
-    if fact is None:
-        return None
-    return replace(fact, selection=why)
-
-
-def _guessed(fact: MeshFact, why: str) -> MeshFact:
-    """A mesh the code does not name at this place, picked to show a layout (see `MeshFact.fallback`)."""
-    return replace(fact, selection=why, fallback=True)
-
-
-_MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
-"""Mesh problems that hold whatever the sizes and the device count are."""
-
-
-def _own_assumptions(problem: Problem) -> tuple[str, ...]:
-    """What a mesh constructor's problem rests on itself (a `-1` read from a flag's default)."""
-    found = problem.data.get("assumptions")
-    return tuple(str(a) for a in found) if isinstance(found, tuple | list) else ()
-
-
-_HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
-_HOW_TO_STATE_GLOBAL_SHAPE = "pass `global_shape=` to state the whole array's shape"
-_EAGER_INSTEAD = "run eagerly, JAX rejects the dimension instead of padding it"
-
-
-def how_to_state(basis: Iterable[str]) -> str:
-    """The advice that fits what was assumed: a device count or a mesh is stated in a pragma or the
-    settings, but a shape taken from one process's local data only by the call's `global_shape=`,
-    and a jit only assumed cannot be stated at all: what changes without it is said instead."""
-    stated = set(basis) - {ASSUMED_UNDER_JIT}
-    advice = [_HOW_TO_STATE_GLOBAL_SHAPE if stated == {ONE_PROCESS} else _HOW_TO_STATE] if stated else []
-    if ASSUMED_UNDER_JIT in basis:
-        advice.append(_EAGER_INSTEAD)
-    return "; ".join(advice)
-
-
-def _shape_assumptions(shape: tuple[Value, ...]) -> list[str]:
-    """What the dimensions rest on: a size computed from the default device count."""
-    found = assumption_of(*shape)
-    return [found] if found is not None else []
-
-
-def _constructor_name(mesh: Mesh) -> str:
-    return mesh.constructor.value if mesh.constructor else "mesh"
-
-
-def _dims(
-    shape: tuple[Value, ...] | None, path: str
-) -> tuple[tuple[Dim, ...] | None, tuple[str, ...], tuple[int, ...]]:
-    if shape is None:
-        return None, (), ()
-    dims: list[Dim] = []
-    provenance: list[str] = []
-    symbolic: list[int] = []
-    for index, value in enumerate(shape):
-        size = as_int(value)
-        if size is not None and size >= 0:
-            dims.append(size)
-            if isinstance(value, Const) and value.origin is not None:
-                origin = value.origin if value.origin.path != path else replace(value.origin, path=None)
-                provenance.append(f"dim {index} = {size}: {origin.describe()}")
-        else:
-            name = value.symbol if isinstance(value, Unknown) and value.symbol else f"d{index}"
-            dims.append(SymbolicDim(name))
-            symbolic.append(index)
-            reason = value.reason if isinstance(value, Unknown) else "not a known integer"
-            provenance.append(f"dim {index} = {name}: unknown ({reason})")
-    return tuple(dims), tuple(provenance), tuple(symbolic)
-
-
-def _names_all(mesh: Mesh, spec: PartitionSpec) -> bool:
-    return all(axis in mesh.sizes_by_name for axis in spec.used_axes() if axis is not None)
-
-
-def _symbolic_problem(problem: Problem, symbolic: tuple[int, ...]) -> bool:
-    dim = problem.data.get("dim")
-    return isinstance(dim, int) and dim in symbolic
-
-
-def _problem_span(problem: Problem, spec: SpecV, spec_span: Span, site_span: Span) -> Span:
-    """Put a problem on the spec entry it is about when that entry is visible, else on the spec."""
-    dim = problem.data.get("dim")
-    if isinstance(dim, int) and dim < len(spec.entry_spans) and spec.entry_spans[dim] is not None:
-        found = spec.entry_spans[dim]
-        assert found is not None
-        return found
-    axis = problem.data.get("axis")
-    if isinstance(axis, str):
-        for index, entry in enumerate(spec.spec.entries):
-            names = entry if isinstance(entry, tuple) else (entry,)
-            if axis in names and index < len(spec.entry_spans) and spec.entry_spans[index] is not None:
-                found = spec.entry_spans[index]
-                assert found is not None
-                return found
-    if problem.code in ("SH002", "SH003"):
-        return spec_span
-    return spec_span if spec.span is not None else site_span
-
-
-def _spec_only_problems(mesh: Mesh, spec: PartitionSpec, usage: UsageContext) -> list[Problem]:
-    """Problems that need no shape (unknown or duplicate axes, UNCONSTRAINED, axis types)."""
-    probe = tuple(mesh.size for _ in spec.entries)
-    layout = compute_layout(mesh, spec, probe, FLOAT32, usage)
-    return [p for p in layout.problems if p.code not in ("SH001", "SH002", "SH003", "SH007")]

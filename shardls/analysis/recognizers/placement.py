@@ -13,7 +13,8 @@ from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, TreeBuilde
 from shardls.analysis.library.operations import IndexedV
 from shardls.analysis.recognizers.wrapped import Argument, pair_span, pair_tree
 from shardls.analysis.sharded.layers import LayerV
-from shardls.analysis.sites import SiteBuilder, method_name, recognizes, shape_reason
+from shardls.analysis.site_facts import shape_reason
+from shardls.analysis.sites import SiteBuilder, method_name, recognizes
 from shardls.analysis.values import ArrayV, BoundMethod, DictV, InstanceV, Seq, ShardingV, Value, options
 from shardls.analysis.walker import Visit
 from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT

@@ -45,7 +45,8 @@ from shardls.analysis.sharded.manual import (
     typed_output,
 )
 from shardls.analysis.sharded.propagate import typed
-from shardls.analysis.sites import SiteBuilder, recognizes, shape_reason
+from shardls.analysis.site_facts import shape_reason
+from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import (
     ArrayV,
     Const,

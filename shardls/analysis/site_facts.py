@@ -1,0 +1,141 @@
+"""How a site's facts and problems are worded and placed: the mesh chosen and why, the
+dimensions and where each came from, what a problem rests on and how to state it, and the spec
+entry a problem is put on. Pure functions of values, used by `sites.SiteBuilder`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from shardls.analysis.facts import Dim, MeshFact, Related, Span, SymbolicDim
+from shardls.analysis.library.sharding import ONE_PROCESS
+from shardls.analysis.values import ArrayV, Const, SpecV, Unknown, Value, as_int, assumption_of
+from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
+from shardls.core import FLOAT32, Mesh, PartitionSpec, Problem, UsageContext, compute_layout
+
+
+def shape_reason(array: Value | None) -> str | None:
+    """Why the shape of what a site places is not known, in words a hover can show."""
+    if isinstance(array, Unknown):
+        return array.reason
+    if isinstance(array, ArrayV) and array.shape is None:
+        return "an array whose rank the operations that make it do not tell"
+    if array is None:
+        return "no array is passed here that shardls can follow"
+    return None if isinstance(array, ArrayV) else "not an array shardls knows"
+
+
+def related_places(mesh: MeshFact, foreign_spec: SpecV | None) -> tuple[Related, ...]:
+    found = []
+    if mesh.span is not None:
+        found.append(Related(mesh.span, "mesh defined here", mesh.path))
+    if foreign_spec is not None and foreign_spec.span is not None:
+        found.append(Related(foreign_spec.span, "the PartitionSpec is written here", foreign_spec.path))
+    return tuple(found)
+
+
+def selected(fact: MeshFact | None, why: str) -> MeshFact | None:
+    if fact is None:
+        return None
+    return replace(fact, selection=why)
+
+
+def guessed(fact: MeshFact, why: str) -> MeshFact:
+    """A mesh the code does not name at this place, picked to show a layout (see `MeshFact.fallback`)."""
+    return replace(fact, selection=why, fallback=True)
+
+
+MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
+"""Mesh problems that hold whatever the sizes and the device count are."""
+
+
+def own_assumptions(problem: Problem) -> tuple[str, ...]:
+    """What a mesh constructor's problem rests on itself (a `-1` read from a flag's default)."""
+    found = problem.data.get("assumptions")
+    return tuple(str(a) for a in found) if isinstance(found, tuple | list) else ()
+
+
+_HOW_TO_STATE = "state the real values with `# shardls: device-count=N` or `mesh=...`, or in [tool.shardls]"
+_HOW_TO_STATE_GLOBAL_SHAPE = "pass `global_shape=` to state the whole array's shape"
+_EAGER_INSTEAD = "run eagerly, JAX rejects the dimension instead of padding it"
+
+
+def how_to_state(basis: Iterable[str]) -> str:
+    """The advice that fits what was assumed: a device count or a mesh is stated in a pragma or the
+    settings, but a shape taken from one process's local data only by the call's `global_shape=`,
+    and a jit only assumed cannot be stated at all: what changes without it is said instead."""
+    stated = set(basis) - {ASSUMED_UNDER_JIT}
+    advice = [_HOW_TO_STATE_GLOBAL_SHAPE if stated == {ONE_PROCESS} else _HOW_TO_STATE] if stated else []
+    if ASSUMED_UNDER_JIT in basis:
+        advice.append(_EAGER_INSTEAD)
+    return "; ".join(advice)
+
+
+def shape_assumptions(shape: tuple[Value, ...]) -> list[str]:
+    """What the dimensions rest on: a size computed from the default device count."""
+    found = assumption_of(*shape)
+    return [found] if found is not None else []
+
+
+def constructor_name(mesh: Mesh) -> str:
+    return mesh.constructor.value if mesh.constructor else "mesh"
+
+
+def site_dims(
+    shape: tuple[Value, ...] | None, path: str
+) -> tuple[tuple[Dim, ...] | None, tuple[str, ...], tuple[int, ...]]:
+    if shape is None:
+        return None, (), ()
+    dims: list[Dim] = []
+    provenance: list[str] = []
+    symbolic: list[int] = []
+    for index, value in enumerate(shape):
+        size = as_int(value)
+        if size is not None and size >= 0:
+            dims.append(size)
+            if isinstance(value, Const) and value.origin is not None:
+                origin = value.origin if value.origin.path != path else replace(value.origin, path=None)
+                provenance.append(f"dim {index} = {size}: {origin.describe()}")
+        else:
+            name = value.symbol if isinstance(value, Unknown) and value.symbol else f"d{index}"
+            dims.append(SymbolicDim(name))
+            symbolic.append(index)
+            reason = value.reason if isinstance(value, Unknown) else "not a known integer"
+            provenance.append(f"dim {index} = {name}: unknown ({reason})")
+    return tuple(dims), tuple(provenance), tuple(symbolic)
+
+
+def names_all(mesh: Mesh, spec: PartitionSpec) -> bool:
+    return all(axis in mesh.sizes_by_name for axis in spec.used_axes() if axis is not None)
+
+
+def symbolic_problem(problem: Problem, symbolic: tuple[int, ...]) -> bool:
+    dim = problem.data.get("dim")
+    return isinstance(dim, int) and dim in symbolic
+
+
+def problem_span(problem: Problem, spec: SpecV, spec_span: Span, site_span: Span) -> Span:
+    """Put a problem on the spec entry it is about when that entry is visible, else on the spec."""
+    dim = problem.data.get("dim")
+    if isinstance(dim, int) and dim < len(spec.entry_spans) and spec.entry_spans[dim] is not None:
+        found = spec.entry_spans[dim]
+        assert found is not None
+        return found
+    axis = problem.data.get("axis")
+    if isinstance(axis, str):
+        for index, entry in enumerate(spec.spec.entries):
+            names = entry if isinstance(entry, tuple) else (entry,)
+            if axis in names and index < len(spec.entry_spans) and spec.entry_spans[index] is not None:
+                found = spec.entry_spans[index]
+                assert found is not None
+                return found
+    if problem.code in ("SH002", "SH003"):
+        return spec_span
+    return spec_span if spec.span is not None else site_span
+
+
+def spec_only_problems(mesh: Mesh, spec: PartitionSpec, usage: UsageContext) -> list[Problem]:
+    """Problems that need no shape (unknown or duplicate axes, UNCONSTRAINED, axis types)."""
+    probe = tuple(mesh.size for _ in spec.entries)
+    layout = compute_layout(mesh, spec, probe, FLOAT32, usage)
+    return [p for p in layout.problems if p.code not in ("SH001", "SH002", "SH003", "SH007")]
