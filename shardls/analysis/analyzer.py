@@ -24,10 +24,10 @@ from shardls.analysis.file_settings import (
 from shardls.analysis.library import Library
 from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
 from shardls.analysis.method_units import MethodEdit, UnitResult, class_members, kept_units
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.pragmas import Pragmas, read_pragmas
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.segment_cache import (
     FileCache,
     R,

@@ -17,13 +17,15 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluation import bindings, calls, choices, containers, names, objects, operators
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.interfaces import LibraryCalls, ModuleResolver, Reads
 from shardls.analysis.evaluation.known_values import bind_target, truthiness
 from shardls.analysis.evaluation.limits import BudgetExceeded, Limits
 from shardls.analysis.evaluation.names import BindingMemos
-from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Scope
 from shardls.analysis.sharded.events import TypeRecorder
 from shardls.analysis.source import Segment
 from shardls.analysis.values import MeshV, Unknown, Value

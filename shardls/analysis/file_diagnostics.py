@@ -8,8 +8,8 @@ from __future__ import annotations
 from shardls.analysis.expected_raises import expected_by_tests
 from shardls.analysis.facts import Diagnostic, FileAnalysis, Span
 from shardls.analysis.file_settings import file_device_count
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.pragmas import Pragmas
-from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.settings import Settings
 from shardls.analysis.suppressions import INVALID, apply_suppressions, diagnostic_order
 from shardls.analysis.walker import Visit

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 
 from shardls.analysis.facts import Span
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import Segment
 
 _LINE = re.compile(r"\bline (\d+)\b")

@@ -28,9 +28,9 @@ from shardls.analysis.evaluator import Evaluator, Reads
 from shardls.analysis.facts import Diagnostic, MeshFact
 from shardls.analysis.line_shift import Shifter
 from shardls.analysis.method_units import MethodEdit, class_members, kept_units
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
-from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.segment_cache import FileCache, Steps, read_keys
 from shardls.analysis.sites import SharedState, SiteBuilder
 from shardls.analysis.source import Segment

@@ -43,7 +43,7 @@ from typing import Protocol, Self, TypeVar, cast
 
 from shardls.analysis.facts import Diagnostic, Site
 from shardls.analysis.line_shift import Shifter, Unshiftable
-from shardls.analysis.scopes import called_names
+from shardls.analysis.module_info import called_names
 from shardls.analysis.source import Segment
 from shardls.analysis.workspace import Version, Workspace
 

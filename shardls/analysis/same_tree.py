@@ -27,7 +27,7 @@ import os
 import re
 from collections.abc import Sequence
 
-from shardls.analysis.scopes import called_names
+from shardls.analysis.module_info import called_names
 from shardls.analysis.source import Segment
 
 _CALL_TEXT = re.compile(r"(?=\b(\w+)(\s*)\(\s*([A-Za-z_]\w*)?)")

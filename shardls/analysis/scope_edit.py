@@ -20,15 +20,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from shardls.analysis.scopes import (
-    Binding,
-    Candidates,
-    ModuleInfo,
-    Scope,
-    ScopeBuilder,
-    called_names,
-    mutated_name,
-)
+from shardls.analysis.module_info import ModuleInfo, called_names
+from shardls.analysis.scope_builder import ScopeBuilder, mutated_name
+from shardls.analysis.scopes import Binding, Candidates, Scope
 from shardls.analysis.source import ParsedSource, Segment
 
 

@@ -21,7 +21,7 @@ from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
 from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
 from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
 from shardls.analysis.source import Segment
 from shardls.analysis.workspace import Version, Workspace

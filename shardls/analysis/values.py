@@ -17,8 +17,10 @@ from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec, Problem
 from shardls.core.typing import ShardedType
 
 if TYPE_CHECKING:
+    from shardls.analysis.definitions import ClassInfo, FunctionInfo
     from shardls.analysis.evaluation.frame import Frame
-    from shardls.analysis.scopes import ClassInfo, FunctionInfo, ModuleInfo, Scope
+    from shardls.analysis.module_info import ModuleInfo
+    from shardls.analysis.scopes import Scope
     from shardls.analysis.source import Segment
 
 

@@ -18,17 +18,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.reuse import frame_key, reuse_of
-from shardls.analysis.scopes import (
-    ClassInfo,
-    FunctionInfo,
-    ModuleInfo,
-    Scope,
-    jitted_by_decorator,
-    traced_by_decorator,
-)
+from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
+from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import ClassV, FunctionV, InstanceV, Value, options
 from shardls.analysis.walking.call_syntax import (
     called_name,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardls.analysis.data_file import DataFile
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import SegmentParser
 from shardls.files import decode_source_loosely, read_workspace_file
 

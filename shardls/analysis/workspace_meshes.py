@@ -17,7 +17,7 @@ from shardls.analysis.evaluator import Evaluator, Limits
 from shardls.analysis.facts import MeshFact
 from shardls.analysis.library import Environment, Library
 from shardls.analysis.mesh_pass import find_meshes
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.workspace import MESH_TEXT, WORKSPACE_MESH, Workspace, WorkspaceReads
 

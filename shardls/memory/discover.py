@@ -16,11 +16,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.evaluator import Evaluator, Frame, Limits
 from shardls.analysis.library import Environment, Library
 from shardls.analysis.logical import Rules, read_rules
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.pragmas import read_pragmas
-from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
+from shardls.analysis.scopes import Scope
 from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.values import ClassV, Const, Origin, Value, options
 from shardls.analysis.walker import Context, Visit, Walker

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Frame, bind_target, truthiness
 from shardls.analysis.library.nnx import StackV
 from shardls.analysis.recognizers.nnx.params import layer_params
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import Unknown, Value, as_str
 from shardls.memory.init_loops import loop, stored
 from shardls.memory.module_builds import ModuleBuilds

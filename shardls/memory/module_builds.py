@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx import SplitRngsV, StackV, VmapV, stacked_context
 from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
 from shardls.analysis.recognizers.nnx.params import LayerParam, layer_params, variable_param
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import ClassV, FunctionV, Ref, Seq, Value, options
 from shardls.memory.init_loops import MAX_UNROLLED
 from shardls.memory.model import ParamPath

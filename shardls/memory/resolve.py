@@ -22,11 +22,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.library import Library
 from shardls.analysis.library.nnx import StackV
 from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
-from shardls.analysis.scopes import ClassInfo, FunctionInfo
 from shardls.analysis.values import InstanceV, Unknown, Value
 from shardls.memory.init_body import InitBody
 from shardls.memory.raw_param import RawParam

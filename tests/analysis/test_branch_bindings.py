@@ -1,4 +1,4 @@
-"""A name bound in one branch of a statement is not seen by its other branches (`scopes.py`,
+"""A name bound in one branch of a statement is not seen by its other branches (`scope_builder.py`,
 `ScopeBuilder.restart`): an `else` reads what the name held before the `if`, an `except` what it
 held before the `try`, a `case` what it held before the `match`. The `else` of an `if` used to
 read the body's binding, which decided an error JAX never raises."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from analysis_helpers import analyze, site_named
 
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import SegmentParser
 
 HEAD = """

@@ -12,7 +12,8 @@ import pytest
 from edit_sequences import Editor, fixtures
 from test_incremental_parse import TRICKY
 
-from shardls.analysis.scopes import Binding, ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.source import SegmentParser
 from shardls.analysis.workspace import Workspace
 

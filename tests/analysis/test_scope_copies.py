@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.scopes import MAX_CANDIDATES, ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scope_builder import MAX_CANDIDATES
 from shardls.analysis.source import SegmentParser
 
 

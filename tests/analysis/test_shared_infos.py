@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shardls.analysis import scopes
+from shardls.analysis import definitions, scopes
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.workspace import Workspace
@@ -55,14 +55,14 @@ def test_a_module_s_scopes_are_built_once_for_all_files_and_again_when_it_change
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[str] = []
-    original = scopes.build_scope
+    original = definitions.build_scope
 
     def counted(scope: scopes.Scope, *args: object, **kwargs: object) -> scopes.Scope:
         if scope.kind != "module":
             built.append(scope.kind)
         return original(scope, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(scopes, "build_scope", counted)
+    monkeypatch.setattr(definitions, "build_scope", counted)
     _write(tmp_path, "config.py", CONFIG)
     first = _write(tmp_path, "first.py", USER.format(batch=8))
     second = _write(tmp_path, "second.py", USER.format(batch=12))

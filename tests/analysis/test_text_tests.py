@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shardls.analysis import scopes
+from shardls.analysis import module_info
 from shardls.analysis.mesh_pass import _mesh_calls_pattern
 from shardls.analysis.recognition import TRIGGER, _interesting_names, calls_pattern
 from shardls.analysis.source import SegmentParser
@@ -64,7 +64,7 @@ def test_named_calls_answer_as_their_regular_expression(test: NamedCalls) -> Non
 
 def test_called_names_are_those_of_their_regular_expression() -> None:
     for text in TEXTS:
-        assert scopes.called_names(text) == frozenset(CALLED_NAME_EXPRESSION.findall(text)), text
+        assert module_info.called_names(text) == frozenset(CALLED_NAME_EXPRESSION.findall(text)), text
 
 
 @pytest.mark.parametrize("name", ["P", "mesh", "init", "__init__", "zeros", "a.b"])

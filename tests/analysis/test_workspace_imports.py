@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.workspace import Workspace, WorkspaceReads
 
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluation.fixed_rank import with_fixed_rank
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
-from shardls.analysis.scopes import Binding, ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, StreamV, Unknown, Value
 
 if TYPE_CHECKING:

@@ -8,17 +8,18 @@ import ast
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
 from shardls.analysis.evaluation.ordered import in_order, run_in_order
 from shardls.analysis.evaluation.unused import ignored_call_reason
 from shardls.analysis.node_memo import per_node
-from shardls.analysis.scopes import FunctionInfo, traced_by_decorator
 from shardls.analysis.sharded.auto_axes import under_auto_axes, without_types
 from shardls.analysis.sharded.jit_types import decorated_call
 from shardls.analysis.sharded.manual import shard_mapped_function_call
 from shardls.analysis.sharded.nnx_vmapped import vmapped_function_call
+from shardls.analysis.traced_decorators import traced_by_decorator
 from shardls.analysis.values import (
     BoundMethod,
     ClassV,

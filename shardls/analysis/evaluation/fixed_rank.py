@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from shardls.analysis.scopes import Binding, asserted_rank
+from shardls.analysis.rank_statements import asserted_rank
+from shardls.analysis.scopes import Binding
 from shardls.analysis.values import ArrayV, Choice, Origin, Unknown, Value, options
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from shardls.analysis.facts import Span
-from shardls.analysis.scopes import ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
 from shardls.analysis.values import Origin, Value
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from shardls.analysis.data_file import DataFile
-from shardls.analysis.scopes import ClassInfo, ModuleInfo, Scope
+from shardls.analysis.definitions import ClassInfo
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Scope
 from shardls.analysis.values import BoundMethod, Value
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from shardls.analysis.evaluation.bindings import evaluate_binding
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.interfaces import Reads
 from shardls.analysis.evaluation.known_values import truthiness
-from shardls.analysis.scopes import Binding, ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment

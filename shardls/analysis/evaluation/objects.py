@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluation.calls import EMPTY_CALL, branches_taken, statement_guards
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
-from shardls.analysis.scopes import ClassInfo, FunctionInfo, attribute_key
+from shardls.analysis.scope_builder import attribute_key
 from shardls.analysis.values import ClassV, Const, FunctionV, InstanceV, ModuleV, Ref, Unknown, Value
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ from shardls.analysis.node_memo import per_node
 from shardls.analysis.values import Const, DictV, FileV, Seq, SetV, Unknown, Value
 
 if TYPE_CHECKING:
+    from shardls.analysis.definitions import FunctionInfo
     from shardls.analysis.evaluator import Evaluator
-    from shardls.analysis.scopes import FunctionInfo
 
 MAX_STATEMENTS = 4096
 """Statements one run executes at most (a loop's body counts once per item)."""

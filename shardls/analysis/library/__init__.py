@@ -12,9 +12,10 @@ import functools
 import math
 from dataclasses import dataclass
 
+from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.shape_use import unpacked_parameter
-from shardls.analysis.scopes import ClassInfo, Scope
+from shardls.analysis.scopes import Scope
 from shardls.analysis.sharded.operations import (
     has_call_rule,
     has_method,

@@ -18,7 +18,7 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.overridable import overridable
 from shardls.analysis.library.registry import attributes, calls
-from shardls.analysis.scopes import ModuleInfo
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import Segment
 from shardls.analysis.values import Const, DictV, ModuleV, NamespaceV, Ref, Seq, Unknown, Value, as_str
 

@@ -18,6 +18,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import spec_of
@@ -26,7 +27,6 @@ from shardls.analysis.library.linen_lifted import LIFTED, LinenLevel, lifted_lev
 from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.pytrees import mapped
 from shardls.analysis.library.registry import methods
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import (
     ArrayV,
     BoundMethod,

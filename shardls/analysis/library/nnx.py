@@ -11,6 +11,7 @@ import ast
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Span
 from shardls.analysis.library import CallArgs, Library
@@ -18,7 +19,6 @@ from shardls.analysis.library.arrays import random_array
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, spec_of
 from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.logical import linen_translate, read_rules
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sharded.layers import METHODS, LayerV, layer_call
 from shardls.analysis.sharded.nnx_vmapped import nnx_vmapped_call
 from shardls.analysis.values import (

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import spec_of
@@ -24,7 +25,6 @@ from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.pytrees import mapped
 from shardls.analysis.library.registry import attributes, calls
 from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
-from shardls.analysis.scopes import ClassInfo
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.sharded.registry import typed_call
 from shardls.analysis.values import (

@@ -19,12 +19,12 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.evaluation.objects import note_method
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx import RngsV
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV, stacked_creation
-from shardls.analysis.scopes import ClassInfo
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.values import (
     ArrayV,

@@ -20,7 +20,8 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.arrays import array_attributes
 from shardls.analysis.library.registry import attributes, calls, methods, subscripts
-from shardls.analysis.scopes import ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Scope
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Ref, Value
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from shardls.analysis.values import BoundMethod, Value
 
 if TYPE_CHECKING:
+    from shardls.analysis.definitions import ClassInfo
     from shardls.analysis.evaluator import Evaluator, Frame
     from shardls.analysis.library import CallArgs, Library
-    from shardls.analysis.scopes import ClassInfo
 
 CallHandler = Callable[["CallArgs"], Value | None]
 MethodHandler = Callable[["Library", BoundMethod, "CallArgs"], Value | None]

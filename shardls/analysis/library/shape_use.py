@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.scopes import Binding, Scope, asserted_rank
+from shardls.analysis.rank_statements import asserted_rank
+from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.values import ArrayV, Origin, Unknown
 
 

@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TypeVar
 
+from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.linen import LINEN_MODULE, applying
 from shardls.analysis.library.linen_lifted import LIFTED, lifted_level, stacked
 from shardls.analysis.reuse import reuse_of
-from shardls.analysis.scopes import ClassInfo, FunctionInfo
 from shardls.analysis.values import ClassV, InstanceV, Ref, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, UNKNOWN_CALLER, Context, Visit, Walker, body_contexts
 

@@ -13,10 +13,10 @@ import ast
 from collections.abc import Iterator
 from dataclasses import replace
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library.differentiation import PASS_THROUGH
 from shardls.analysis.reuse import frame_key, reuse_of
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.values import BoundMethod, FunctionV, TransformedV, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts, first_arguments
 

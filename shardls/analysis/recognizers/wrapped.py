@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import MeshFact, Span
 from shardls.analysis.library import CallArgs
@@ -22,7 +23,6 @@ from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx import VmapV
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
 from shardls.analysis.values import (
     ArrayV,

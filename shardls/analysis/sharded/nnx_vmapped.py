@@ -29,10 +29,10 @@ from shardls.analysis.sharded.vmapped import VMAP, Run, Where, body_arguments, m
 from shardls.analysis.values import Const, FunctionV, Ref, Seq, Unknown, Value
 
 if TYPE_CHECKING:
+    from shardls.analysis.definitions import FunctionInfo
     from shardls.analysis.evaluator import Evaluator, Frame
     from shardls.analysis.library import CallArgs
     from shardls.analysis.library.nnx import VmapV
-    from shardls.analysis.scopes import FunctionInfo
 
 NNX_VMAP = "nnx.vmap"
 NNX_VMAP_API = "flax.nnx.vmap"

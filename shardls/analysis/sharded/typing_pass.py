@@ -18,7 +18,8 @@ from functools import cached_property
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Site, SiteKind
-from shardls.analysis.scopes import ModuleInfo, Scope
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.scopes import Scope
 from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.sharded.propagate import NAME, has_explicit_axis, named
 from shardls.analysis.sites import SiteBuilder

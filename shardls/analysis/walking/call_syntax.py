@@ -8,8 +8,8 @@ import ast
 import functools
 import re
 
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.node_memo import per_node
-from shardls.analysis.scopes import ModuleInfo
 from shardls.analysis.source import Segment
 
 

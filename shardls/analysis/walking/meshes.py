@@ -8,9 +8,11 @@ import ast
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
+from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.node_memo import per_node
-from shardls.analysis.scopes import Binding, FunctionInfo, ModuleInfo
+from shardls.analysis.scopes import Binding
 from shardls.analysis.source import Segment
 from shardls.analysis.values import ClassV, FunctionV, MeshV, Ref, Value, options
 from shardls.analysis.walking.call_syntax import called_name

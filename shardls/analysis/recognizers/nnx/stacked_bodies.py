@@ -11,11 +11,11 @@ import ast
 from collections.abc import Iterator
 from dataclasses import replace
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library.nnx import VmapV, stacked_context
 from shardls.analysis.recognizers.wrapped import Application, call_sites
 from shardls.analysis.reuse import reuse_of
-from shardls.analysis.scopes import FunctionInfo
 from shardls.analysis.sharded.nnx_vmapped import NNX_VMAP_API, Vmap, body_locals, decorator_vmap, of_nnx
 from shardls.analysis.values import FunctionV, Value, options
 from shardls.analysis.walker import (
