@@ -158,22 +158,9 @@ class ScopeBuilder:
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             before = dict(self.state)
             self.target(stmt.target, "for", stmt, stmt.iter, segment, order, ())
-            self.loops += 1
-            self.run(stmt.body, segment)
-            self.loops -= 1
-            after_body = dict(self.state)
-            self.merge(before, [after_body, before])  # `else` runs after any number of iterations
-            self.run(stmt.orelse, segment)
-            self.merge(before, [after_body, dict(self.state), before])
+            self._loop(stmt, segment, before)
         elif isinstance(stmt, ast.While):
-            before = dict(self.state)
-            self.loops += 1
-            self.run(stmt.body, segment)
-            self.loops -= 1
-            after_body = dict(self.state)
-            self.merge(before, [after_body, before])  # `else` runs after any number of iterations
-            self.run(stmt.orelse, segment)
-            self.merge(before, [after_body, dict(self.state), before])
+            self._loop(stmt, segment, dict(self.state))
         elif isinstance(stmt, ast.If):
             before = dict(self.state)
             self.guards.append((stmt, True))
@@ -215,6 +202,20 @@ class ScopeBuilder:
                 self.run(case.body, segment)
                 outcomes.append(dict(self.state))
             self.merge(before, outcomes + [before])
+
+    def _loop(
+        self, stmt: ast.For | ast.AsyncFor | ast.While, segment: Segment, before: dict[str, Candidates]
+    ) -> None:
+        """A loop's body runs any number of times, none included, and its `else` after any
+        number of iterations: after the loop a name holds what it held `before`, or what the
+        body or the `else` left."""
+        self.loops += 1
+        self.run(stmt.body, segment)
+        self.loops -= 1
+        after_body = dict(self.state)
+        self.merge(before, [after_body, before])
+        self.run(stmt.orelse, segment)
+        self.merge(before, [after_body, dict(self.state), before])
 
     def _rank_fixed(self, stmt: ast.Assign | ast.Assert, segment: Segment, order: int) -> None:
         """`b, s, d = x.shape` or `assert x.ndim == 3`: below it, `x` has that rank (Python raises
