@@ -12,7 +12,7 @@ and their readers.
 The segments of one pass share the builder's state: the first segment to meet a mesh makes its
 fact and reports its problems, later ones find it made. A kept outcome therefore also holds what
 its walk asked of that state and what it added (`SharedState`), and stands only while the state
-answers alike (`SiteBuilder.answers_alike`); replaying the outcomes in order then leaves the
+answers alike (`SiteRecord.answers_alike`); replaying the outcomes in order then leaves the
 builder as a fresh pass does.
 """
 
@@ -32,7 +32,8 @@ from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.segment_cache import FileCache, Steps, read_keys
-from shardls.analysis.sites import SharedState, SiteBuilder
+from shardls.analysis.site_record import SharedState
+from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.source import Segment
 from shardls.analysis.walker import Visit, Walker
 from shardls.analysis.walking.contexts import MeshContext
@@ -110,8 +111,8 @@ def find_meshes(
         if not segment.body or not _mentions_meshes(segment.text) or not walker.wanted(segment):
             continue
         result = cache.kept(segment, stale, carries) if cache is not None else None
-        if result is not None and builder.answers_alike(result.shared):
-            builder.take(result.shared)
+        if result is not None and builder.record.answers_alike(result.shared):
+            builder.record.take(result.shared)
             builder.diagnostics.extend(result.diagnostics)
             continue
         members = class_members(segment)
@@ -124,7 +125,7 @@ def find_meshes(
             cache.keep(segment, result)
     if cache is not None:
         cache.finish(module, module.source.segments)
-    return _unique(builder.meshes.values())
+    return _unique(builder.record.meshes.values())
 
 
 def walk_segment(
@@ -158,13 +159,13 @@ def walk_members(
     kept = None
     if replaced is not None and replaced[0].units is not None and workspace is not None:
         kept = kept_units(replaced[1], replaced[0].units, workspace)
-    state = builder.checkpoint()
+    state, first = builder.record.checkpoint(), len(builder.diagnostics)
     units: list[MeshPassResult] = []
     spent = 0
     for index, member in enumerate(members):
         unit = kept[index] if kept is not None else None
-        if unit is not None and builder.answers_alike(unit.shared):
-            builder.take(unit.shared)
+        if unit is not None and builder.record.answers_alike(unit.shared):
+            builder.record.take(unit.shared)
             builder.diagnostics.extend(unit.diagnostics)
         else:
             visits = walker.member_visits(segment, member)
@@ -176,7 +177,8 @@ def walk_members(
     complete = len(units) == len(members) and all(unit.steps.spent is not None for unit in units)
     steps = Steps(spent if complete else None, budget)
     if kept is not None and not steps.hold_under(budget, evaluator.limits.steps):
-        builder.restore(state)
+        builder.record.restore(state)
+        del builder.diagnostics[first:]
         return walk_members(walker, builder, segment, members, workspace, None)
     return _joined(units, steps, complete)
 
@@ -204,9 +206,9 @@ def _walk(
     """`walk_segment` of the calls `visits` walks to, under `budget`."""
     evaluator = builder.evaluator
     shared, reads = SharedState(), Reads() if workspace is not None else None
-    outer_reads, outer_shared = evaluator.reads, builder.shared
+    outer_reads, outer_shared = evaluator.reads, builder.record.shared
     context = evaluator.context_mesh, evaluator.tracing, evaluator.context
-    evaluator.reads, builder.shared = (outer_reads if reads is None else reads), shared
+    evaluator.reads, builder.record.shared = (outer_reads if reads is None else reads), shared
     first = len(builder.diagnostics)
     exhausted = evaluator.exhausted
     try:
@@ -216,7 +218,7 @@ def _walk(
                     run_recognizer(builder, visit, qualname)
             left = evaluator.steps_left_here
     finally:
-        evaluator.reads, builder.shared = outer_reads, outer_shared
+        evaluator.reads, builder.record.shared = outer_reads, outer_shared
         evaluator.context_mesh, evaluator.tracing, evaluator.context = context
         if outer_reads is not None and reads is not None:
             outer_reads.add(reads)

@@ -1,6 +1,8 @@
-"""How a site's facts and problems are worded and placed: the mesh chosen and why, the
-dimensions and where each came from, what a problem rests on and how to state it, and the spec
-entry a problem is put on. Pure functions of values, used by `sites.SiteBuilder`."""
+"""How a site's facts and problems are worded and placed: the fact of a mesh a constructor
+builds (resolved with the device count, and what its problems rest on), the mesh chosen and why,
+the dimensions and where each came from, what a problem rests on and how to state it, the spec
+entry a problem is put on, and where a sharding was built. Pure functions of values, used by
+`sites.SiteBuilder`."""
 
 from __future__ import annotations
 
@@ -9,9 +11,28 @@ from dataclasses import replace
 
 from shardls.analysis.facts import Dim, MeshFact, Related, Span, SymbolicDim
 from shardls.analysis.library.sharding import ONE_PROCESS
-from shardls.analysis.values import ArrayV, Const, SpecV, Unknown, Value, as_int, assumption_of
+from shardls.analysis.values import (
+    ArrayV,
+    Const,
+    MeshV,
+    ShardingV,
+    SpecV,
+    Unknown,
+    Value,
+    as_int,
+    assumption_of,
+)
 from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
-from shardls.core import FLOAT32, Mesh, PartitionSpec, Problem, UsageContext, compute_layout
+from shardls.core import (
+    FILL,
+    FLOAT32,
+    Mesh,
+    PartitionSpec,
+    Problem,
+    UsageContext,
+    compute_layout,
+    resolve_mesh,
+)
 
 
 def shape_reason(array: Value | None) -> str | None:
@@ -79,6 +100,58 @@ def shape_assumptions(shape: tuple[Value, ...]) -> list[str]:
 
 def constructor_name(mesh: Mesh) -> str:
     return mesh.constructor.value if mesh.constructor else "mesh"
+
+
+def new_mesh_fact(
+    value: MeshV,
+    name: str | None,
+    path: str,
+    device_count: int,
+    device_count_note: str | None,
+    device_count_default: bool,
+) -> tuple[MeshFact, list[tuple[Problem, tuple[str, ...]]]]:
+    """The fact of a mesh met for the first time, resolved with the devices it is given (else
+    all `device_count` of them), with notes on what was filled from the count and assumed; and
+    its problems, each with what it rests on: a problem of the mesh's structure holds whatever
+    the count is, any other rests on the count's assumptions too."""
+    resolved, problems = resolve_mesh(value.mesh, value.device_count or device_count)
+    problems = list(value.problems) + problems
+    notes, assumed = [*value.provenance, *value.assumptions], list(value.assumptions)
+    counted = f"{device_count} devices" + (f" ({device_count_note})" if device_count_note else "")
+    # The count the mesh meets: the devices it was given, else all of them.
+    count_assumption = (
+        value.count_assumption
+        if value.device_count is not None
+        else (counted if device_count_default else None)
+    )
+    if FILL in value.mesh.axis_sizes and resolved.is_resolved:
+        filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
+        notes.append(f"size of {', '.join(filled)} filled from {counted}")
+        if count_assumption is not None:
+            assumed.append(notes[-1])
+    elif device_count_note and problems:
+        notes.append(counted)
+    mesh_assumed = tuple(dict.fromkeys(assumed))
+    count_assumed = tuple(dict.fromkeys([*assumed, *([count_assumption] if count_assumption else [])]))
+    span = value.span
+    source = f"{constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
+    if value.path and value.path != path and span:
+        source = f"{constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
+    fact = MeshFact(
+        resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
+    )
+    rested = [
+        (p, own_assumptions(p) if p.code in MESH_STRUCTURE_CODES else (*own_assumptions(p), *count_assumed))
+        for p in problems
+    ]
+    return fact, rested
+
+
+def built_in(sharding: ShardingV | None, path: str) -> Span | None:
+    """Where a sharding was built, when the file at `path` built it with `NamedSharding(...)`."""
+    if sharding is None or sharding.span is None or sharding.path not in (None, path):
+        return None
+    return sharding.span
 
 
 def site_dims(

@@ -17,12 +17,11 @@ from shardls.analysis.facts import (
 )
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.site_facts import (
-    MESH_STRUCTURE_CODES,
-    constructor_name,
+    built_in,
     guessed,
     how_to_state,
     names_all,
-    own_assumptions,
+    new_mesh_fact,
     problem_span,
     related_places,
     selected,
@@ -31,6 +30,7 @@ from shardls.analysis.site_facts import (
     spec_only_problems,
     symbolic_problem,
 )
+from shardls.analysis.site_record import SiteRecord
 from shardls.analysis.values import (
     BoundMethod,
     Choice,
@@ -46,7 +46,6 @@ from shardls.analysis.values import (
 from shardls.analysis.walker import Visit
 from shardls.analysis.walking.contexts import ASSUMED_UNDER_JIT
 from shardls.core import (
-    FILL,
     FLOAT32,
     DType,
     Layout,
@@ -55,7 +54,6 @@ from shardls.core import (
     Severity,
     UsageContext,
     compute_layout,
-    resolve_mesh,
 )
 from shardls.core.rules import CORE_RULES
 
@@ -111,19 +109,6 @@ def recognizer_for(qualname: str) -> Recognizer | None:
 
 
 @dataclass
-class SharedState:
-    """What one part of a file's analysis asked of the builder's state shared with the rest (the
-    meshes made and the reports and sites seen so far) and what it added: the mesh pass keeps a
-    segment's outcome while the answers it got stay the same (`mesh_pass`)."""
-
-    meshes_asked: dict[object, MeshFact | None] = field(default_factory=dict)
-    """Each mesh key looked up, with the first answer (before the part added it)."""
-    seen_asked: dict[tuple[object, ...], bool] = field(default_factory=dict)
-    meshes_added: list[tuple[object, MeshFact]] = field(default_factory=list)
-    seen_added: list[tuple[object, ...]] = field(default_factory=list)
-
-
-@dataclass
 class SiteBuilder:
     """Collects the sites, meshes and diagnostics of one file."""
 
@@ -140,65 +125,31 @@ class SiteBuilder:
     default_dtype: DType = FLOAT32
     sites: list[Site] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    meshes: dict[object, MeshFact] = field(default_factory=dict)
-    """By where the mesh is built: one constructor call is one mesh, however often it is read."""
-    _seen: set[tuple[object, ...]] = field(default_factory=set)
+    record: SiteRecord = field(default_factory=SiteRecord)
+    """The meshes made and the sites and reports seen, shared by every part of the analysis."""
     guard: frozenset[Guard] = frozenset()
     """The `if` branches of the call being recognised: a dimension that depends on a condition
     expands only to the outcomes of those branches."""
-    shared: SharedState | None = None
-    """When set, what is asked of and added to the shared state is noted there."""
 
     # -- meshes -----------------------------------------------------------------------------
 
     def mesh_fact(self, value: MeshV, name: str | None = None) -> MeshFact:
         """The resolved mesh of a MeshV (device count applied), reporting its problems once."""
         key: object = (value.path, value.span, value.mesh) if value.span is not None else id(value)
-        known = self.meshes.get(key)
-        if self.shared is not None:
-            self.shared.meshes_asked.setdefault(key, known)
+        known = self.record.mesh(key)
         if known is not None:
             # The same mesh read with an assumption of its own (a global rebound below).
             extra = tuple(a for a in value.assumptions if a not in known.assumed)
             if not extra:
                 return known
             return replace(known, assumptions=(*known.assumptions, *extra), assumed=(*known.assumed, *extra))
-        resolved, problems = resolve_mesh(value.mesh, value.device_count or self.device_count)
-        problems = list(value.problems) + problems
-        notes, assumed = [*value.provenance, *value.assumptions], list(value.assumptions)
-        counted = f"{self.device_count} devices" + (
-            f" ({self.device_count_note})" if self.device_count_note else ""
+        fact, problems = new_mesh_fact(
+            value, name, self.path, self.device_count, self.device_count_note, self.device_count_default
         )
-        # The count the mesh meets: the devices it was given, else all of them.
-        count_assumption = (
-            value.count_assumption
-            if value.device_count is not None
-            else (counted if self.device_count_default else None)
-        )
-        if FILL in value.mesh.axis_sizes and resolved.is_resolved:
-            filled = [n for n, s in zip(value.mesh.axis_names, value.mesh.axis_sizes) if s == FILL]
-            notes.append(f"size of {', '.join(filled)} filled from {counted}")
-            if count_assumption is not None:
-                assumed.append(notes[-1])
-        elif self.device_count_note and problems:
-            notes.append(counted)
-        mesh_assumed = tuple(dict.fromkeys(assumed))
-        count_assumed = tuple(dict.fromkeys([*assumed, *([count_assumption] if count_assumption else [])]))
-        span = value.span
-        source = f"{constructor_name(value.mesh)} at line {span.line + 1}" if span else "mesh"
-        if value.path and value.path != self.path and span:
-            source = f"{constructor_name(value.mesh)} at {value.path}:{span.line + 1}"
-        fact = MeshFact(
-            resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
-        )
-        self.meshes[key] = fact
-        if self.shared is not None:
-            self.shared.meshes_added.append((key, fact))
-        if span is not None and (value.path in (None, self.path)):
-            for problem in problems:
-                certain = problem.code in MESH_STRUCTURE_CODES
-                own = own_assumptions(problem)
-                self.report(span, problem, assumed=own if certain else (*own, *count_assumed))
+        self.record.add_mesh(key, fact)
+        if value.span is not None and (value.path in (None, self.path)):
+            for problem, rests_on in problems:
+                self.report(value.span, problem, assumed=rests_on)
         return fact
 
     def select_mesh(
@@ -395,7 +346,7 @@ class SiteBuilder:
                         assumed=tuple(padded if problem.code == "SH007" else uncertain),
                     )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
-        if not self._first_time(key):
+        if not self.record.first_time(key):
             return None
         site = Site(
             kind,
@@ -415,54 +366,10 @@ class SiteBuilder:
             spec_span,
             self.path,
             shape_reason=shape_reason if dims is None else None,
-            sharding_span=self._built_here(sharding),
+            sharding_span=built_in(sharding, self.path),
         )
         self.sites.append(site)
         return site
-
-    def answers_alike(self, shared: SharedState) -> bool:
-        """Whether the shared state answers what a part of the analysis asked of it as it did
-        then. A mesh keyed by identity (one with no span) is never asked again."""
-        return all(
-            self.meshes.get(key) == known
-            for key, known in shared.meshes_asked.items()
-            if not isinstance(key, int)
-        ) and all((key in self._seen) == seen for key, seen in shared.seen_asked.items())
-
-    def checkpoint(self) -> tuple[dict[object, MeshFact], set[tuple[object, ...]], int]:
-        """The shared state and how many diagnostics there are, for `restore`."""
-        return dict(self.meshes), set(self._seen), len(self.diagnostics)
-
-    def restore(self, state: tuple[dict[object, MeshFact], set[tuple[object, ...]], int]) -> None:
-        """Go back to a `checkpoint`: a part of a pass walked in a way it then has to undo."""
-        meshes, seen, diagnostics = state
-        self.meshes.clear()
-        self.meshes.update(meshes)
-        self._seen = set(seen)
-        del self.diagnostics[diagnostics:]
-
-    def take(self, shared: SharedState) -> None:
-        """Add what a part of the analysis added to the shared state, as it did (a mesh keyed by
-        the identity of a value of an earlier analysis gets a key of its own)."""
-        for key, fact in shared.meshes_added:
-            self.meshes[object() if isinstance(key, int) else key] = fact
-        self._seen.update(shared.seen_added)
-
-    def _first_time(self, key: tuple[object, ...]) -> bool:
-        """Whether `key` (a site's or a report's) is new; it is seen from now on."""
-        seen = key in self._seen
-        if self.shared is not None:
-            self.shared.seen_asked.setdefault(key, seen)
-            if not seen:
-                self.shared.seen_added.append(key)
-        self._seen.add(key)
-        return not seen
-
-    def _built_here(self, sharding: ShardingV | None) -> Span | None:
-        """Where a sharding was built, when this file built it with `NamedSharding(...)`."""
-        if sharding is None or sharding.span is None or sharding.path not in (None, self.path):
-            return None
-        return sharding.span
 
     # -- diagnostics ------------------------------------------------------------------------
 
@@ -479,7 +386,7 @@ class SiteBuilder:
         """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
         default device count) is at most a warning that says what was assumed: only facts from
         the code and the user's settings make an error."""
-        if not self._first_time((span, problem.code, problem.message)):
+        if not self.record.first_time((span, problem.code, problem.message)):
             return
         data = dict(problem.data)
         if site_name:

@@ -16,7 +16,8 @@ from shardls.analysis.file_settings import file_device_count, file_environment
 from shardls.analysis.library import Library
 from shardls.analysis.pragmas import Pragmas
 from shardls.analysis.settings import Settings
-from shardls.analysis.sites import SharedState, SiteBuilder
+from shardls.analysis.site_record import SharedState
+from shardls.analysis.sites import SiteBuilder
 from shardls.analysis.values import MeshV
 from shardls.analysis.workspace import Workspace
 from shardls.core.mesh import Mesh
@@ -118,16 +119,16 @@ def test_a_kept_outcome_stands_only_while_the_shared_state_answers_alike() -> No
     taken into a builder that answers alike, it leaves that builder as the walk left its own."""
     wrong = MeshV(Mesh(("x",), (16,)), Span(13, 7, 13, 33), PATH)  # 16 devices of 8
     walked = _builder()
-    walked.shared = SharedState()
+    walked.record.shared = SharedState()
     walked.mesh_fact(wrong, "wrong")
-    shared = walked.shared
+    shared = walked.record.shared
     assert shared.meshes_added and shared.seen_added and walked.diagnostics
 
     fresh = _builder()
-    assert fresh.answers_alike(shared)
-    fresh.take(shared)
-    assert fresh.meshes == walked.meshes
+    assert fresh.record.answers_alike(shared)
+    fresh.record.take(shared)
+    assert fresh.record.meshes == walked.record.meshes
     # Made and reported already: a walk would now find the mesh and report nothing again.
-    assert not fresh.answers_alike(shared)
+    assert not fresh.record.answers_alike(shared)
     fresh.mesh_fact(wrong, "wrong")
     assert fresh.diagnostics == []
