@@ -6,14 +6,14 @@ is visible. Context managers (`with jax.set_mesh(m):`, `with mesh:`, `with
 nnx.logical_axis_rules(...)`) and global `jax.set_mesh(m)` statements are tracked on the way.
 
 This module walks statements and functions and finds callers; the contexts, which statements
-run, the syntax of calls and the meshes a module sets are in `analysis/walking/`. The rest of
-shardls imports the walker's names (`Walker`, `Visit`, `Context`, ...) from here.
+run, the syntax of calls, which statements may hold a call and the meshes a module sets are in
+`analysis/walking/`. The rest of shardls imports the walker's names (`Walker`, `Visit`,
+`Context`, ...) from here.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -26,12 +26,11 @@ from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
 from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import ClassV, FunctionV, InstanceV, Value, options
+from shardls.analysis.walking.call_mentions import CallMentions
 from shardls.analysis.walking.call_syntax import (
     called_name,
     calls_in,
     first_arguments,
-    mentions,
-    node_text,
     target_name,
 )
 from shardls.analysis.walking.contexts import UNKNOWN_CALLER, Context, MeshContext, Visit, entered
@@ -39,8 +38,6 @@ from shardls.analysis.walking.control_flow import ends, leaves, own_expressions,
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
 
-_WORD = re.compile(r"\w+")
-"""A whole word, as `call_syntax.mentions` reads one (no word character on either side)."""
 MAX_CONTEXTS = 4
 MAX_CALLER_DEPTH = 2
 STATEMENT_COST = 10
@@ -100,12 +97,13 @@ class Walker:
     on_statement: Callable[[ast.stmt, Frame, Context], None] | None = None
     """Called for every simple statement a discovery walk reaches, with its frame and context
     (the typing pass evaluates the arrays it computes)."""
-    _mentions: dict[tuple[ast.stmt, str | None], bool] = field(default_factory=dict, init=False, repr=False)
-    """`_may_call`'s answers."""
-    _words: dict[ast.stmt, frozenset[str] | None] = field(default_factory=dict, init=False, repr=False)
-    """`_words_of`'s answers (None: asked once, answered by a search of the text)."""
+    _mentions: CallMentions = field(init=False, repr=False)
+    """Which statements may hold a call worth visiting, by the `calls` test."""
     _triggered: dict[int, tuple[Segment, bool]] = field(default_factory=dict, init=False, repr=False)
     """Whether each segment matches `trigger`, by the segment (kept alive with the answer)."""
+
+    def __post_init__(self) -> None:
+        self._mentions = CallMentions(self.calls)
 
     @cached_property
     def meshes(self) -> ModuleMeshes:
@@ -178,7 +176,7 @@ class Walker:
             else:
                 if self.on_statement is not None and search.callee is None:
                     self.on_statement(stmt, here, context)
-                if self._may_call(stmt, frame.segment, search.callee):
+                if self._mentions.may_call(stmt, frame.segment, search.callee):
                     for expression in own_expressions(stmt):
                         yield from self._calls(expression, stmt, here, context)
                 mesh = self.meshes.set_by(stmt, here)
@@ -207,36 +205,6 @@ class Walker:
         class_frame = Frame(self.module, cls.scope, frame.segment, None, {}, frame.call_depth)
         yield from self._statements(body, class_frame, context, cls.scope, search)
 
-    def _may_call(self, stmt: ast.stmt, segment: Segment, callee: str | None) -> bool:
-        """Whether the text of a statement (or of a function, from its `def` line) may hold a call
-        worth visiting (one of `callee`, when searching its callers). Kept per statement: a walk
-        reaches the same statement once per context and caller search, and joining and searching
-        its lines each time cost 4% of a profiled check of maxtext."""
-        key = (stmt, callee)
-        found = self._mentions.get(key)
-        if found is None:
-            words = self._words_of(stmt, segment) if callee is not None else None
-            if words is not None and callee is not None and _WORD.fullmatch(callee):
-                found = callee in words
-            else:
-                text = node_text(segment, stmt)
-                found = mentions(text, callee) if callee is not None else bool(self.calls.search(text))
-            self._mentions[key] = found
-        return found
-
-    def _words_of(self, stmt: ast.stmt, segment: Segment) -> frozenset[str] | None:
-        """The words of a statement's text, once it is asked about a second callee (None the
-        first time: one search of the text is cheaper than reading all its words). Whether it
-        names a callee as a whole word (`mentions`) is asked for every callee searched, and a
-        search of the text per callee cost a test class of thousands of lines 24,000 scans."""
-        if stmt not in self._words:
-            self._words[stmt] = None
-            return None
-        words = self._words[stmt]
-        if words is None:
-            words = self._words[stmt] = frozenset(_WORD.findall(node_text(segment, stmt)))
-        return words
-
     def _calls(self, expression: ast.AST, stmt: ast.stmt, frame: Frame, context: Context) -> Iterator[Visit]:
         target = target_name(stmt)
         value = getattr(stmt, "value", None)
@@ -253,12 +221,12 @@ class Walker:
         scope: Scope,
         search: _Search,
     ) -> Iterator[Visit]:
-        if search.callee is not None and not self._may_call(node, frame.segment, search.callee):
+        if search.callee is not None and not self._mentions.may_call(node, frame.segment, search.callee):
             return
         if (
             search.callee is None
             and self.on_statement is None
-            and not self._may_call(node, frame.segment, None)
+            and not self._mentions.may_call(node, frame.segment, None)
         ):
             return  # no call in it is worth visiting (`calls`): its callers need not be searched
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
