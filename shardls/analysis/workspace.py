@@ -228,24 +228,35 @@ class Workspace:
         return None if text is None else self.module(path, text)
 
     def module(self, path: str, text: str, name: str | None = None) -> ModuleInfo:
-        """The parsed module for this exact text (cached by path and content)."""
+        """The parsed module for this exact text (cached by path and content, while it is the
+        file's latest).
+
+        A text the file had before the latest (an undo, a revert, an editor sending the whole
+        text back) is made again from the latest module, not taken from the cache: the parse
+        then finds the edit between the two texts, and the analysis moves the latest module's
+        results by it (`line_shift`) as it does for the edit itself. The cached module was made
+        from another text: none of the latest one's results would carry over to it, and
+        undoing an Enter cost as much as analysing everything below it."""
         key = (_normalize(path), text)
         cached = self._modules.get(key)
-        if cached is not None:
+        previous = self._latest.get(key[0])
+        if cached is not None and previous in (None, cached):
             self._modules.move_to_end(key)
-            self._latest[key[0]] = cached  # an undo's text: the next edit starts from it
+            self._latest[key[0]] = cached
             versions = self._versions[key[0]]
             versions.remove(key)
             versions.append(key)
             return cached
-        previous = self._latest.get(key[0])
         source = self.parser.parse(text, previous.source if previous is not None else None)
         module = ModuleInfo(
             path, name or self.module_name(path), source, None if previous is None else weakref.ref(previous)
         )
+        self._modules.pop(key, None)
         self._modules[key] = module
         self._latest[key[0]] = module
         versions = self._versions.setdefault(key[0], [])
+        if cached is not None:
+            versions.remove(key)
         versions.append(key)
         while len(versions) > _VERSIONS:
             self._modules.pop(versions.pop(0), None)
