@@ -55,15 +55,20 @@ class LineMap:
     """Ranges of lines between `start` and `stop` (the last excluded) that stay: those of a
     segment the edit left at its place with its tree (a pass over several changes, a comment
     typed in one and a line added in another, sees one edit from the first to the last)."""
+    then: LineMap | None = None
+    """Where the next edit moved the lines, when the change was made in steps (`steps_between`:
+    one region of lines at a time)."""
 
     def line(self, old: int) -> int:
         if old < self.start:
-            return old
-        if old >= self.stop:
-            return old + self.delta
-        if any(first <= old < last for first, last in self.kept):
-            return old
-        raise Unshiftable(f"line {old + 1} was edited")
+            new = old
+        elif old >= self.stop:
+            new = old + self.delta
+        elif any(first <= old < last for first, last in self.kept):
+            new = old
+        else:
+            raise Unshiftable(f"line {old + 1} was edited")
+        return new if self.then is None else self.then.line(new)
 
 
 class Shifter:
@@ -193,16 +198,48 @@ def _literals(body: tuple[ast.stmt, ...]) -> Iterable[str]:
                     yield node.value.decode("latin-1")
 
 
+_STEPS = 16
+"""The most modules `line_map` follows back from the one analysed (a change made in steps has
+at most `text_diff._MAX_REGIONS`)."""
+
+
 def line_map(before: ModuleInfo, now: ModuleInfo) -> tuple[LineMap, dict[int, Segment]] | None:
-    """Where the edit from `before` to `now` (modules of one file, `now` made from `before`)
-    moved `before`'s lines, and the segment each moved segment of `before` became (by the old
-    segment's id); None when it moved none or what the edit did is not known."""
+    """Where the edit from `before` to `now` (modules of one file, `now` made from `before`,
+    directly or through the steps of a change of several regions) moved `before`'s lines, and
+    the segment each moved segment of `before` became (by the old segment's id); None when it
+    moved none or what the edit did is not known."""
+    chain = [now]
+    while chain[-1] is not before:
+        earlier = chain[-1].previous() if chain[-1].previous is not None else None
+        if earlier is None or len(chain) > _STEPS:
+            return None
+        chain.append(earlier)
+    steps = [_step_map(chain[i], chain[i - 1]) for i in range(len(chain) - 1, 0, -1)]
+    made = [step for step in steps if step is not None]
+    if len(made) < len(steps) or not any(step.delta for step, _ in made):
+        return None
+    lines: LineMap | None = None
+    for step, _ in reversed(made):
+        lines = replace(step, then=lines)
+    assert lines is not None
+    images = {id(segment): segment for segment in before.source.segments}
+    """The segment each of `before`'s has become so far, by its id."""
+    for (_, moved), module in zip(made, reversed(chain[:-1])):
+        present = {id(segment) for segment in module.source.segments}
+        for key, image in list(images.items()):
+            if id(image) in moved:
+                images[key] = moved[id(image)]
+            elif id(image) not in present:
+                del images[key]
+    return lines, {key: image for key, image in images.items() if id(image) != key}
+
+
+def _step_map(before: ModuleInfo, now: ModuleInfo) -> tuple[LineMap, dict[int, Segment]] | None:
+    """`line_map` of one edit, `now` made from `before` (its `LineMap`'s delta may be 0)."""
     from shardls.analysis.scope_edit import edited_window
 
-    if now.previous is None or now.previous() is not before:
-        return None
     edit = now.source.edit
-    if edit is None or edit.previous() is not before.source or not edit.delta:
+    if edit is None or edit.previous() is not before.source:
         return None
     window = edited_window(before.source, now.source)
     start, stop = edit.lines

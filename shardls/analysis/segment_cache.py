@@ -292,9 +292,20 @@ class FileCache(Generic[R]):
         if key is None:
             return None
         before, result = self._entries[key]
-        if before.first_line != segment.first_line or key in stale or not carries(segment, result):
+        if self._place(before) != segment.first_line or key in stale or not carries(segment, result):
             return None
         return self._placed(segment, key, result)
+
+    def _place(self, segment: Segment) -> int | None:
+        """The line a kept segment's first line is at in the module analysed (None: edited).
+        A change made in steps (`line_map`) may have moved a segment in one step and given it
+        a new text with its tree in another."""
+        if self._shifter is None:
+            return segment.first_line
+        try:
+            return self._shifter.lines.line(segment.first_line)
+        except Unshiftable:
+            return None
 
     def keep(self, segment: Segment, result: R) -> None:
         self._forget(id(segment))

@@ -15,6 +15,7 @@ from pathlib import Path
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import SegmentParser
+from shardls.analysis.text_diff import steps_between
 from shardls.files import decode_source_loosely, read_workspace_file
 
 MAX_FILE_CHARS = 1_000_000
@@ -115,6 +116,9 @@ class Workspace:
         `_VERSIONS` of them (each holds its text, lines, segments and scope)."""
         """The module last made for each file: the next text of the file is parsed from its
         segments (`SegmentParser.parse`), so that an edit parses only the lines around it."""
+        self._steps: dict[str, list[ModuleInfo]] = {}
+        """The modules of each file's latest change made between the one before and the latest
+        (`steps_between`), kept alive for the latest's chain of `previous` modules."""
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
         self._data: dict[str, DataFile] = {}
         self.reads: WorkspaceReads | None = None
@@ -228,29 +232,41 @@ class Workspace:
         return None if text is None else self.module(path, text)
 
     def module(self, path: str, text: str, name: str | None = None) -> ModuleInfo:
-        """The parsed module for this exact text (cached by path and content, while it is the
-        file's latest).
+        """The parsed module for this exact text (cached by path and content).
 
-        A text the file had before the latest (an undo, a revert, an editor sending the whole
-        text back) is made again from the latest module, not taken from the cache: the parse
-        then finds the edit between the two texts, and the analysis moves the latest module's
-        results by it (`line_shift`) as it does for the edit itself. The cached module was made
-        from another text: none of the latest one's results would carry over to it, and
-        undoing an Enter cost as much as analysing everything below it."""
+        A text other than the file's latest is parsed from the latest module, so that the
+        analysis moves the latest's results by the edit between the two (`line_shift`) as it
+        does for an edit typed, also when the cache holds a module of the text (an undo, a
+        revert: that module was not made from the latest, no line map led to it, and undoing an
+        Enter cost as much as analysing everything below it). A change of several regions of
+        lines is parsed one region at a time (`steps_between`), each step a module of its own
+        with its line delta. The cached module is taken for a change of one region that keeps
+        the number of lines: the segments the two share are the same objects, whose results
+        carry over without parsing again."""
         key = (_normalize(path), text)
         cached = self._modules.get(key)
         previous = self._latest.get(key[0])
-        if cached is not None and previous in (None, cached):
+        steps = _steps(previous, text) if previous is not cached else []
+        if cached is not None and (
+            previous is None or (not steps and len(previous.source.lines) == len(cached.source.lines))
+        ):
             self._modules.move_to_end(key)
             self._latest[key[0]] = cached
+            self._steps.pop(key[0], None)
             versions = self._versions[key[0]]
             versions.remove(key)
             versions.append(key)
             return cached
+        name = name or self.module_name(path)
+        made = self._steps[key[0]] = []
+        for step in steps:
+            assert previous is not None
+            previous = ModuleInfo(path, name, self.parser.parse(step, previous.source), weakref.ref(previous))
+            made.append(previous)
+            if previous.source.edit is None:
+                break  # parsed whole (a string left open): no line map leads through it
         source = self.parser.parse(text, previous.source if previous is not None else None)
-        module = ModuleInfo(
-            path, name or self.module_name(path), source, None if previous is None else weakref.ref(previous)
-        )
+        module = ModuleInfo(path, name, source, None if previous is None else weakref.ref(previous))
         self._modules.pop(key, None)
         self._modules[key] = module
         self._latest[key[0]] = module
@@ -353,6 +369,14 @@ class Workspace:
     def _probe(self, candidate: Path) -> tuple[Path, str, bool]:
         key = _normalize(str(candidate))
         return candidate, key, key in self._overlay or candidate.is_file()
+
+
+def _steps(latest: ModuleInfo | None, text: str) -> list[str]:
+    """The texts a change from the file's latest module to `text` is parsed through, one region
+    of lines at a time (`steps_between`; none for a text whose line ends the parse changes)."""
+    if latest is None or "\r" in text or text.startswith("\ufeff"):
+        return []
+    return steps_between(latest.source.text, latest.source.lines, text)
 
 
 def _resolved(path: str) -> Path:

@@ -81,7 +81,26 @@ def test_the_texts_name_lines_of_other_segments() -> None:
 def test_an_edit_that_moves_lines_analyses_nothing_again(at: int, added: list[str], removed: int) -> None:
     analyzer = _Counting()
     analyzer.analyze(PATH, MODEL)
-    assert _edit(analyzer, _lines(MODEL, at, added, removed)) == 0
+    edited = _lines(MODEL, at, added, removed)
+    assert _edit(analyzer, edited) == 0
+    # Undone and redone (a text the workspace still holds, as an undo sends it whole): the
+    # results move back and forth like the edit's own.
+    assert _edit(analyzer, MODEL) == 0
+    assert _edit(analyzer, edited) == 0
+
+
+def test_a_change_of_two_regions_and_its_revert_analyse_nothing_again() -> None:
+    """A line added at the top and one removed lower down in one change (a formatter, edits
+    coalesced, a revert: the text sent whole), then the first text again: each is parsed one
+    region at a time, and the segments between the regions move by the first one's lines."""
+    analyzer = _Counting()
+    analyzer.analyze(PATH, MODEL)
+    two = _lines(_lines(MODEL, 0, [""]), 11, [], 1)
+    assert _edit(analyzer, two) == 0
+    assert _edit(analyzer, MODEL) == 0
+    assert _edit(analyzer, _lines(MODEL, 0, [""])) == 0
+    assert _edit(analyzer, two) == 0
+    assert _edit(analyzer, MODEL) == 0
 
 
 def test_a_pasted_statement_is_the_only_segment_analysed() -> None:
@@ -89,6 +108,7 @@ def test_a_pasted_statement_is_the_only_segment_analysed() -> None:
     analyzer.analyze(PATH, MODEL)
     pasted = ["jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P('data')))", ""]
     assert _edit(analyzer, _lines(MODEL, 7, pasted)) == 1
+    assert _edit(analyzer, MODEL) == 0  # undone: the others move back
 
 
 def test_an_edit_inside_a_function_analyses_its_callers_again() -> None:
