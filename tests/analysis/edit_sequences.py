@@ -9,6 +9,10 @@ statement added to a method's body, a number or a name changed in a method's lin
 `classy` fixture's methods call each other), a line commented out or suppressed, a comment typed at the
 end of a line (or trailing whitespace), a top-level statement
 pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text).
+
+`moving_sequence` gives edits that move lines and changes sent as the whole new text (`Whole`),
+as an editor's undo, a full-sync client, a formatter or "revert file" sends them: an Enter, a
+deleted line or a pasted block undone and redone, two of them in one change, a revert.
 """
 
 from __future__ import annotations
@@ -204,6 +208,17 @@ class FileEdit:
     text: str
 
 
+@dataclass(frozen=True)
+class Whole:
+    """A change sent as the whole new text, with no range: an undo in several editors, a
+    full-sync client, a formatter, "revert file"."""
+
+    text: str
+
+    def apply(self, text: str) -> str:
+        return self.text
+
+
 def _offset(lines: list[str], line: int, column: int) -> int:
     return sum(len(text) + 1 for text in lines[:line]) + column
 
@@ -260,24 +275,41 @@ class Editor:
 
     def step(self) -> Edit:
         """One edit of the current text (applied to it)."""
-        kinds: list[tuple[float, Callable[[list[str]], list[str] | None]]] = [
-            (3, self._type),
-            (1.5, self._backspace),
-            (2, self._enter),
-            (1, self._blank_line),
-            (1.2, self._delete_lines),
-            (2, self._number),
-            (1.5, self._mesh),
-            (1.5, self._method_body),
-            (1.5, self._method_line),
-            (1, self._comment),
-            (1 if self.end_comments else 0, self._trailing_comment),
-            (0.5, self._suppress),
-            (0.5, self._paste_segment),
-            (0.5, self._open_string_or_bracket),
-            (0.5, self._indent),
-            (1, self._undo),
-        ]
+        return self._step(
+            [
+                (3, self._type),
+                (1.5, self._backspace),
+                (2, self._enter),
+                (1, self._blank_line),
+                (1.2, self._delete_lines),
+                (2, self._number),
+                (1.5, self._mesh),
+                (1.5, self._method_body),
+                (1.5, self._method_line),
+                (1, self._comment),
+                (1 if self.end_comments else 0, self._trailing_comment),
+                (0.5, self._suppress),
+                (0.5, self._paste_segment),
+                (0.5, self._open_string_or_bracket),
+                (0.5, self._indent),
+                (1, self._undo),
+            ]
+        )
+
+    def move(self) -> Edit:
+        """One edit that adds or removes lines (applied to the current text): an Enter, a blank
+        line, deleted lines, a pasted statement, a statement added to a method."""
+        return self._step(
+            [
+                (2, self._enter),
+                (1, self._blank_line),
+                (1.2, self._delete_lines),
+                (1, self._paste_segment),
+                (1, self._method_body),
+            ]
+        )
+
+    def _step(self, kinds: list[tuple[float, Callable[[list[str]], list[str] | None]]]) -> Edit:
         lines = self.text.split("\n")
         while True:
             (make,) = self.rng.choices([make for _, make in kinds], [weight for weight, _ in kinds])
@@ -463,6 +495,41 @@ _TRAILING = [
     "  # größe",
     "   ",
 ]
+
+
+def moving_sequence(fixture: Fixture, seed: int, steps: int) -> list[Edit | Whole]:
+    """`steps` changes of the fixture's text, from `seed`: edits that move lines (`Editor.move`)
+    sent as ranges, or two of them in one change sent whole (a formatter's several regions),
+    and undos, redos and reverts sent whole."""
+    rng = random.Random(seed)
+    editor = Editor(fixture.text, rng)
+    undone: list[str] = []
+    """The texts undone, the last first: what a redo brings back."""
+    changes: list[Edit | Whole] = []
+    while len(changes) < steps:
+        choice = rng.random()
+        if choice < 0.35 and len(editor.history) > 1:
+            undone.append(editor.history.pop())
+            new = editor.history[-1]
+        elif choice < 0.45 and undone:
+            new = undone.pop()
+            editor.history.append(new)
+        elif choice < 0.55 and editor.text != fixture.text:
+            new = fixture.text
+            editor.history.append(new)
+        else:
+            undone.clear()
+            edit = editor.move()
+            if choice < 0.7:
+                editor.move()
+                del editor.history[-2]  # one change: its undo goes back past both
+                changes.append(Whole(editor.text))
+            else:
+                changes.append(edit)
+            continue
+        editor.text = new
+        changes.append(Whole(new))
+    return changes
 
 
 def sequence(fixture: Fixture, seed: int, steps: int) -> list[Edit | FileEdit]:
