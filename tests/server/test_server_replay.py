@@ -1,6 +1,7 @@
 """Every publish is a fresh analysis of the text it was published for, whatever the server
 reused to compute it: its per-segment caches across seeded random edits, the diagnostics it
-serialised before (`shardls.server.wire`), and its persistent cache in a later session
+serialised before (`shardls.server.wire`), the results it moved by the lines an edit added or
+removed (also when the change came as the whole text: an undo, a revert), and its persistent cache in a later session
 (`shardls.server.stored`), which must not be used once a file it read has changed. While a file
 is first analysed, what it has found so far may be published: a part of the fresh analysis'
 diagnostics, never one it does not have; the last publish of a version has them all."""
@@ -18,7 +19,9 @@ from lsprotocol import types
 from replay_helpers import Published, as_sent, fresh, session, settled, stored_project, workspace_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 
+from edit_sequences import Fixture, Whole, moving_sequence
 from generate_models import model_source
 
 pytestmark = pytest.mark.asyncio
@@ -96,6 +99,43 @@ async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: P
                 )
             )
             if rng.random() < 0.5:  # else the next edit comes while this one is analysed
+                await settled(client, uri, fresh(root, path, text))
+        await settled(client, uri, fresh(root, path, text))
+        assert _check_every_publish(client, uri, root, path, texts) >= 2
+    finally:
+        await client.shutdown_session()
+
+
+@pytest.mark.parametrize("seed", range(2))
+async def test_every_publish_of_moves_undone_by_whole_texts_is_a_fresh_analysis(
+    tmp_path: Path, seed: int
+) -> None:
+    """Edits that move lines, and their undos, redos and reverts sent as the whole text (as
+    several editors' undo, full-sync clients and formatters send a change)."""
+    root, cache = tmp_path / "project", tmp_path / "cache"
+    root.mkdir()
+    text = workspace_files(root)
+    path = root / "model.py"
+    rng = random.Random(seed)
+    client = await session(root, cache)
+    try:
+        uri = open_file(client, path, text)
+        texts = {1: text}
+        await settled(client, uri, fresh(root, path, text))
+        for version, change in enumerate(moving_sequence(Fixture("model", text), seed, 10), start=2):
+            text = change.apply(text)
+            texts[version] = text
+            sent: types.TextDocumentContentChangeEvent = (
+                types.TextDocumentContentChangeWholeDocument(change.text)
+                if isinstance(change, Whole)
+                else types.TextDocumentContentChangePartial(
+                    types.Range(types.Position(*change.start), types.Position(*change.end)), change.text
+                )
+            )
+            client.text_document_did_change(
+                types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version, uri), [sent])
+            )
+            if rng.random() < 0.5:  # else the next change comes while this one is analysed
                 await settled(client, uri, fresh(root, path, text))
         await settled(client, uri, fresh(root, path, text))
         assert _check_every_publish(client, uri, root, path, texts) >= 2
