@@ -275,39 +275,34 @@ class Editor:
 
     def step(self) -> Edit:
         """One edit of the current text (applied to it)."""
-        return self._step(
-            [
-                (3, self._type),
-                (1.5, self._backspace),
-                (2, self._enter),
-                (1, self._blank_line),
-                (1.2, self._delete_lines),
-                (2, self._number),
-                (1.5, self._mesh),
-                (1.5, self._method_body),
-                (1.5, self._method_line),
-                (1, self._comment),
-                (1 if self.end_comments else 0, self._trailing_comment),
-                (0.5, self._suppress),
-                (0.5, self._paste_segment),
-                (0.5, self._open_string_or_bracket),
-                (0.5, self._indent),
-                (1, self._undo),
-            ]
-        )
+        return self._step(self._kinds())
 
     def move(self) -> Edit:
         """One edit that adds or removes lines (applied to the current text): an Enter, a blank
         line, deleted lines, a pasted statement, a statement added to a method."""
-        return self._step(
-            [
-                (2, self._enter),
-                (1, self._blank_line),
-                (1.2, self._delete_lines),
-                (1, self._paste_segment),
-                (1, self._method_body),
-            ]
-        )
+        moving = (self._enter, self._blank_line, self._delete_lines, self._paste_segment, self._method_body)
+        return self._step([kind for kind in self._kinds() if kind[1] in moving])
+
+    def _kinds(self) -> list[tuple[float, Callable[[list[str]], list[str] | None]]]:
+        """The edits, each with its weight."""
+        return [
+            (3, self._type),
+            (1.5, self._backspace),
+            (2, self._enter),
+            (1, self._blank_line),
+            (1.2, self._delete_lines),
+            (2, self._number),
+            (1.5, self._mesh),
+            (1.5, self._method_body),
+            (1.5, self._method_line),
+            (1, self._comment),
+            (1 if self.end_comments else 0, self._trailing_comment),
+            (0.5, self._suppress),
+            (0.5, self._paste_segment),
+            (0.5, self._open_string_or_bracket),
+            (0.5, self._indent),
+            (1, self._undo),
+        ]
 
     def _step(self, kinds: list[tuple[float, Callable[[list[str]], list[str] | None]]]) -> Edit:
         lines = self.text.split("\n")

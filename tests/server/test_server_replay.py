@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -76,11 +77,16 @@ def _check_every_publish(
     return len(sent)
 
 
-@pytest.mark.parametrize("seed", range(3))
-async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: Path, seed: int) -> None:
+Changes = Callable[[str, random.Random], Iterator[tuple[str, types.TextDocumentContentChangeEvent]]]
+"""From the first text, the changes to send: each with the text it makes."""
+
+
+async def _replay(tmp_path: Path, seed: int, changes: Changes) -> None:
+    """The workspace's model opened, then `changes` sent, each waited for or not (then the next
+    comes while it is analysed); every publish is checked at the end."""
     root, cache = tmp_path / "project", tmp_path / "cache"
     root.mkdir()
-    text = workspace_files(root)
+    first = text = workspace_files(root)
     path = root / "model.py"
     rng = random.Random(seed)
     client = await session(root, cache)
@@ -88,22 +94,43 @@ async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: P
         uri = open_file(client, path, text)
         texts = {1: text}
         await settled(client, uri, fresh(root, path, text))
-        for version in range(2, 14):
-            where, new = _random_edit(text.split("\n"), rng)
-            text = _apply(text, where, new)
+        for version, (text, sent) in enumerate(changes(first, rng), start=2):
             texts[version] = text
             client.text_document_did_change(
-                types.DidChangeTextDocumentParams(
-                    types.VersionedTextDocumentIdentifier(version, uri),
-                    [types.TextDocumentContentChangePartial(where, new)],
-                )
+                types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version, uri), [sent])
             )
-            if rng.random() < 0.5:  # else the next edit comes while this one is analysed
+            if rng.random() < 0.5:
                 await settled(client, uri, fresh(root, path, text))
         await settled(client, uri, fresh(root, path, text))
         assert _check_every_publish(client, uri, root, path, texts) >= 2
     finally:
         await client.shutdown_session()
+
+
+def _random_edits(
+    text: str, rng: random.Random
+) -> Iterator[tuple[str, types.TextDocumentContentChangeEvent]]:
+    for _ in range(12):
+        where, new = _random_edit(text.split("\n"), rng)
+        text = _apply(text, where, new)
+        yield text, types.TextDocumentContentChangePartial(where, new)
+
+
+def _moves_and_whole_texts(
+    text: str, rng: random.Random
+) -> Iterator[tuple[str, types.TextDocumentContentChangeEvent]]:
+    for change in moving_sequence(Fixture("model", text), rng.randrange(1000), 10):
+        text = change.apply(text)
+        if isinstance(change, Whole):
+            yield text, types.TextDocumentContentChangeWholeDocument(text)
+        else:
+            where = types.Range(types.Position(*change.start), types.Position(*change.end))
+            yield text, types.TextDocumentContentChangePartial(where, change.text)
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_every_publish_of_an_edit_sequence_is_a_fresh_analysis(tmp_path: Path, seed: int) -> None:
+    await _replay(tmp_path, seed, _random_edits)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -112,35 +139,7 @@ async def test_every_publish_of_moves_undone_by_whole_texts_is_a_fresh_analysis(
 ) -> None:
     """Edits that move lines, and their undos, redos and reverts sent as the whole text (as
     several editors' undo, full-sync clients and formatters send a change)."""
-    root, cache = tmp_path / "project", tmp_path / "cache"
-    root.mkdir()
-    text = workspace_files(root)
-    path = root / "model.py"
-    rng = random.Random(seed)
-    client = await session(root, cache)
-    try:
-        uri = open_file(client, path, text)
-        texts = {1: text}
-        await settled(client, uri, fresh(root, path, text))
-        for version, change in enumerate(moving_sequence(Fixture("model", text), seed, 10), start=2):
-            text = change.apply(text)
-            texts[version] = text
-            sent: types.TextDocumentContentChangeEvent = (
-                types.TextDocumentContentChangeWholeDocument(change.text)
-                if isinstance(change, Whole)
-                else types.TextDocumentContentChangePartial(
-                    types.Range(types.Position(*change.start), types.Position(*change.end)), change.text
-                )
-            )
-            client.text_document_did_change(
-                types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(version, uri), [sent])
-            )
-            if rng.random() < 0.5:  # else the next change comes while this one is analysed
-                await settled(client, uri, fresh(root, path, text))
-        await settled(client, uri, fresh(root, path, text))
-        assert _check_every_publish(client, uri, root, path, texts) >= 2
-    finally:
-        await client.shutdown_session()
+    await _replay(tmp_path, seed, _moves_and_whole_texts)
 
 
 async def test_a_long_file_shows_parts_of_its_diagnostics_while_it_is_first_analysed(tmp_path: Path) -> None:
