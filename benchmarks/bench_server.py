@@ -66,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, nargs="+", default=[5_000, 20_000], help="generated file sizes")
     parser.add_argument("--repeat", type=int, default=3, help="fresh server processes per server and file")
     parser.add_argument("--hovers", type=int, default=200, help="hover positions per round")
-    parser.add_argument("--edits", type=int, default=10, help="undo/redo edits after the measured one (even)")
+    parser.add_argument(
+        "--edits",
+        type=int,
+        default=10,
+        help="undo/redo edits after the measured one, and as many Enters and whole-text undos (even)",
+    )
     parser.add_argument("--servers", nargs="+", help="only these (shardls, pygls-floor, ruff, pyright)")
     parser.add_argument("--json", type=Path, help="also write the summaries here")
     parser.add_argument(

@@ -42,6 +42,11 @@ class Summary:
     changes_to_diagnostics: float | None
     """The median of the undo/redo edits' times (all rounds)."""
     change_cpu: float | None
+    enters_to_diagnostics: float | None
+    """The median of the Enters' times (all rounds), and of their whole-text undos'."""
+    undos_to_diagnostics: float | None
+    enter_cpu: float | None
+    undo_cpu: float | None
     hover_p50: float | None
     hover_p95: float | None
     hover_max: float | None
@@ -68,6 +73,10 @@ def summarize(rounds: list[Round]) -> Summary:
         change_to_diagnostics=statistics.median(r.change_to_diagnostics for r in rounds),
         changes_to_diagnostics=median([t for r in rounds for t in r.changes_to_diagnostics]),
         change_cpu=median([r.change_cpu for r in rounds]),
+        enters_to_diagnostics=median([t for r in rounds for t in r.enters_to_diagnostics]),
+        undos_to_diagnostics=median([t for r in rounds for t in r.undos_to_diagnostics]),
+        enter_cpu=median([r.enter_cpu for r in rounds]),
+        undo_cpu=median([r.undo_cpu for r in rounds]),
         hover_p50=quantile(hovers, 0.5) if hovers else None,
         hover_p95=quantile(hovers, 0.95) if hovers else None,
         hover_max=max(hovers) if hovers else None,
@@ -99,6 +108,10 @@ def print_table(summaries: dict[str, Summary]) -> None:
         ("didChange → diagnostics", lambda s: ms(s.change_to_diagnostics)),
         ("  median of the undo/redo edits", lambda s: ms(s.changes_to_diagnostics)),
         ("  server CPU per edit", lambda s: ms(s.change_cpu)),
+        ("  median of the Enters at line 11", lambda s: ms(s.enters_to_diagnostics)),
+        ("  server CPU per Enter", lambda s: ms(s.enter_cpu)),
+        ("  median of their whole-text undos", lambda s: ms(s.undos_to_diagnostics)),
+        ("  server CPU per undo", lambda s: ms(s.undo_cpu)),
         ("hover p50", lambda s: ms(s.hover_p50)),
         ("hover p95", lambda s: ms(s.hover_p95)),
         ("hover max", lambda s: ms(s.hover_max)),

@@ -91,6 +91,14 @@ class Round:
     """More edits after the first, undoing and redoing it in turn (each waits for its publish)."""
     change_cpu: float | None
     """The server's CPU time per edit over those (None: no extra edits)."""
+    enters_to_diagnostics: list[float]
+    """Then Enters, each undone by the whole text (`enter_and_undo`): the Enters' times..."""
+    undos_to_diagnostics: list[float]
+    """... and the undos'."""
+    enter_cpu: float | None
+    """The server's CPU time per Enter (None: not measured)."""
+    undo_cpu: float | None
+    """The server's CPU time per undo (None: not measured)."""
     hovers_after_edit: list[float]
     warm_open_to_diagnostics: float
     peak_rss: int
@@ -138,6 +146,42 @@ def undo_and_redo(
         sent = connection.notify("textDocument/didChange", params)
         times.append(connection.diagnostics(uri, after).at - sent)
     return times, (cpu_seconds(connection.process.pid) - cpu) / count
+
+
+ENTER_LINE = 10
+"""Where `enter_and_undo` types its Enter (0-based; the last line of a shorter file): between
+two statements in most files, as the figures of docs/architecture.md were measured."""
+
+
+def enter_and_undo(
+    connection: Connection, uri: str, edit: Edit, kind: int, text: str, count: int, version: int
+) -> tuple[list[float], list[float], float | None, float | None]:
+    """`count` more edits (from `version` on), in pairs: an Enter at the start of line
+    `ENTER_LINE` (a range, as typed), then its undo sent as the whole text, as several editors'
+    undo, full-sync clients, a formatter or "revert file" send a change; each is sent once the
+    previous one's diagnostics arrived. The didChange → diagnostics times of the Enters and of
+    the undos, and the server's CPU time per Enter and per undo (each summed over its edits
+    alone). The text is then as after the measured edit."""
+    if kind != 2 or count < 2:
+        return [], [], None, None
+    lines = text.split("\n")
+    lines[edit.line] = lines[edit.line][: edit.start] + edit.new + lines[edit.line][edit.end :]
+    enter = (min(ENTER_LINE, len(lines) - 1), 0, 0, "\n")
+    whole = {"text": "\n".join(lines)}
+    times: tuple[list[float], list[float]] = ([], [])
+    cpu = [0.0, 0.0]
+    for number in range(version, version + count - count % 2):
+        undo = (number - version) % 2
+        if undo:
+            params = {"textDocument": {"uri": uri, "version": number}, "contentChanges": [whole]}
+        else:
+            params = edit_params(uri, number, *enter)
+        before, after = cpu_seconds(connection.process.pid), connection.mark()
+        sent = connection.notify("textDocument/didChange", params)
+        times[undo].append(connection.diagnostics(uri, after).at - sent)
+        cpu[undo] += cpu_seconds(connection.process.pid) - before
+    pairs = len(times[1])
+    return times[0], times[1], cpu[0] / pairs, cpu[1] / pairs
 
 
 def measure(server: Server, path: Path, hovers: int, logs: Path, edits: int) -> Round:
@@ -198,7 +242,10 @@ def measure(server: Server, path: Path, hovers: int, logs: Path, edits: int) -> 
         changed_at = connection.notify("textDocument/didChange", change)
         changed = connection.diagnostics(uri, after)
         again, change_cpu = undo_and_redo(connection, uri, edit, kind, text, edits)
-        second["textDocument"]["version"] = 3 + len(again)
+        enters, undos, enter_cpu, undo_cpu = enter_and_undo(
+            connection, uri, edit, kind, text, edits, 3 + len(again)
+        )
+        second["textDocument"]["version"] = 3 + len(again) + len(enters) + len(undos)
         after_edit = (
             hovers_after_edit(connection, uri, text, second) if capabilities.get("hoverProvider") else []
         )
@@ -240,6 +287,10 @@ def measure(server: Server, path: Path, hovers: int, logs: Path, edits: int) -> 
         change_to_diagnostics=changed.at - changed_at,
         changes_to_diagnostics=again,
         change_cpu=change_cpu,
+        enters_to_diagnostics=enters,
+        undos_to_diagnostics=undos,
+        enter_cpu=enter_cpu,
+        undo_cpu=undo_cpu,
         hovers_after_edit=after_edit,
         warm_open_to_diagnostics=warm_opened.at - warm_sent,
         peak_rss=rss,
