@@ -21,6 +21,7 @@ not exist yet are marked xfail(strict=True) in XFAIL, so they turn red the day t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -224,19 +225,28 @@ def _shown(shape: Any) -> str:
 
 
 _PLACEMENTS = (SiteKind.DEVICE_PUT, SiteKind.RESHARD, SiteKind.CONSTRAINT)
+_LIFTED = (SiteKind.JIT_IN, SiteKind.JIT_OUT, SiteKind.SHARD_MAP_IN)
+"""Sites of an NNX transform's shardings, one per variable of a module passed or returned, named
+after the function's parameter (or the result's name) and the variable's path (`m.kernel`)."""
 
 
 def _param_sites(analysis: FileAnalysis, tag: Tag, owner: str) -> list[Site]:
     """The PARAM sites of the statement (else of the program); for a module placed whole on the
     statement (`emb = reshard(emb, P("X"))`), its placement sites, one per variable, named after
-    their path (`emb['embedding']`)."""
+    their path (`emb['embedding']`); for a module an NNX transform lays out on the statement
+    (`constrain(model)`, `made = make()`), its variables' sites, renamed after the module."""
     placed = [
         s
         for s in analysis.sites
         if s.kind in _PLACEMENTS and tag.covers(s.span.line) and (s.name or "").startswith(owner + "[")
     ]
-    if placed:
-        return placed
+    lifted = [
+        dataclasses.replace(s, name=owner + "." + (s.name or "").split(".", 1)[1])
+        for s in analysis.sites
+        if s.kind in _LIFTED and tag.covers(s.span.line) and "." in (s.name or "")
+    ]
+    if placed or lifted:
+        return placed + lifted
     params = [s for s in analysis.sites if s.kind is SiteKind.PARAM]
     on_statement = [s for s in params if tag.covers(s.span.line)]
     return on_statement or params

@@ -109,6 +109,7 @@ def tables() -> tuple[
         linen_specs,
         meshes,
         nnx,
+        nnx_prefix,
         nnx_state,
         nnx_variables,
         numpy_random,

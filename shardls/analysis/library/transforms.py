@@ -25,6 +25,9 @@ WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
     "jax.shard_map": ("f",),
     "jax.experimental.shard_map.shard_map": ("f", "mesh", "in_specs", "out_specs", "check_rep"),
     "jax.vmap": ("fun", "in_axes", "out_axes"),
+    # Flax's lifted versions take their options by keyword only.
+    "flax.nnx.jit": ("fun",),
+    "flax.nnx.shard_map": ("f",),
 }
 """The positional parameters of each wrapper (the others are keyword-only)."""
 
@@ -39,7 +42,7 @@ def wrapper_arguments(api: str, args: list[Value], kwargs: dict[str, Value]) -> 
     return found
 
 
-@calls("jax.eval_shape")
+@calls("jax.eval_shape", "flax.nnx.eval_shape")
 def _eval_shape(call: CallArgs) -> Value | None:
     """`jax.eval_shape(f, *args)`: the shapes of what `f(*args)` returns (`model.init` gives the
     parameter tree the Linen guides read their partition specs from)."""
@@ -68,9 +71,11 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
         return vmapped_call(call, wrapped)
     if wrapped.api in PASS_THROUGH and method.name == "__call__":
         return call_transformed(call, wrapped)
-    if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
+    if wrapped.api not in ("jax.jit", "flax.nnx.jit") or method.name not in ("__call__", "eval_shape"):
         return None
     result = traced_call(call, wrapped)
+    if wrapped.api != "jax.jit":
+        return result
     options = wrapped_options(wrapped) if method.name == "__call__" else None
     if options is None:
         return result

@@ -28,6 +28,8 @@ from shardls.analysis.recognizers.wrapped import (
     body_result,
     call_sites,
     caller_walker,
+    nnx_result,
+    nnx_site,
     output_pairs,
     pair_arguments,
     pair_span,
@@ -47,7 +49,7 @@ _PREDICTED = (
 
 # `pjit` is canonicalised to `jax.jit`; its own name is listed so that calls spelled `pjit(...)`
 # are looked at.
-@recognizes("jax.jit", "jax.experimental.pjit.pjit")
+@recognizes("jax.jit", "jax.experimental.pjit.pjit", "flax.nnx.jit")
 def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     app = application_of(builder.evaluator, visit, call.qualname, call.args, call.kwargs)
     if app is None or (app.get("in_shardings") is None and app.get("out_shardings") is None):
@@ -59,7 +61,7 @@ def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     _written(builder, app, met)
 
 
-@binds("jax.jit")
+@binds("jax.jit", "flax.nnx.jit")
 def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[str, Value], Context]:
     """Inside jit the parameters have the shapes of the arguments (and their in_shardings)."""
     return _locals(evaluator, app, site), site.visit.context
@@ -138,7 +140,7 @@ def _shape_problem(problem: Problem) -> bool:
 
 def _inputs(builder: SiteBuilder, app: Application, site: CallSite) -> list[Pair]:
     """The input layouts at one call; returns the pairs they come from."""
-    pairs = _input_pairs(app, site)
+    pairs = _input_pairs(app, nnx_site(builder.evaluator, app, site))
     for pair in pairs:
         _at_call(builder, site, SiteKind.JIT_IN, pair, legacy_mesh=_is_pjit(app))
     return pairs
@@ -149,6 +151,7 @@ def _outputs(builder: SiteBuilder, app: Application, site: CallSite) -> list[Pai
     when the outputs' shardings are predicted)."""
     specs = app.get("out_shardings")
     result = body_result(builder.evaluator, app, _locals(builder.evaluator, app, site))
+    result = nnx_result(builder.evaluator, app, result, site.visit.frame)
     default = f"{app.name}(...)"
     if specs is not None:
         pairs = output_pairs(specs, app.node("out_shardings"), result, site, default)

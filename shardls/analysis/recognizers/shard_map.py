@@ -30,6 +30,8 @@ from shardls.analysis.recognizers.wrapped import (
     body_result,
     call_sites,
     caller_walker,
+    nnx_result,
+    nnx_site,
     output_pairs,
     pair_arguments,
     pair_span,
@@ -113,7 +115,7 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     call_span = visit.frame.span(visit.call)
     mesh = _site_mesh(builder, app, site, call_span)
     resolved = mesh.mesh if mesh is not None and mesh.mesh.is_resolved else None
-    pairs = _input_pairs(app, site, _x64(builder.evaluator))
+    pairs = _input_pairs(app, nnx_site(builder.evaluator, app, site), _x64(builder.evaluator))
     for pair in pairs:
         span = pair_span(visit.frame, pair, call_span)
         _place(builder, app, visit, SiteKind.SHARD_MAP_IN, _at_call(pair), pair.value, span, mesh)
@@ -121,7 +123,9 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     blocks, rejected = _blocks(app, pairs, resolved, meshes)
     for pair, refused in rejected:
         _reject(builder, pair_span(visit.frame, pair, call_span), refused, pair.value)
-    result = _body_result(builder.evaluator, app, blocks, meshes)
+    result = nnx_result(
+        builder.evaluator, app, _body_result(builder.evaluator, app, blocks, meshes), visit.frame
+    )
     for pair in output_pairs(app.get("out_specs"), app.node("out_specs"), result, site, f"{app.name}(...)"):
         global_ = _global_output(resolved, pair)
         if meshes is not None and isinstance(pair.spec, SpecV):

@@ -21,6 +21,7 @@ from shardls.analysis.facts import MeshFact, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx import VmapV
+from shardls.analysis.library.nnx_prefix import GraphStateV, StateShardingV, graph_states, path_label
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
 from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
@@ -41,6 +42,9 @@ from shardls.analysis.values import (
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts, first_arguments
 
 _ANY = re.compile("")
+JIT_APIS = ("jax.jit", "flax.nnx.jit")
+NNX_APIS = ("flax.nnx.jit", "flax.nnx.shard_map")
+"""Flax's lifted transforms: an argument that is a module is laid out variable by variable."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +229,7 @@ def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
     found = [_site(walker, visit, None) for visit in _direct_calls(app)]
     name = app.bound_name
     names = [name] if name is not None else []
-    if app.api == "jax.jit" and names:
+    if app.api in JIT_APIS and names:
         names.extend(WRAPPED_METHODS)
     for callee in names:
         for visit in walker.calls_named(callee, depth):
@@ -330,6 +334,9 @@ def pair_arguments(
 def pair_tree(spec: Value, spec_node: ast.expr | None, argument: Argument) -> Iterator[Pair]:
     """Pair a sharding pytree with a value pytree; a leaf applies to every array below it."""
     value, node, label = argument
+    if isinstance(value, GraphStateV) and not isinstance(spec, (Seq, DictV)):
+        yield from _variable_pairs(spec, spec_node, value, node, label)
+        return
     if isinstance(spec, Seq):
         values = value.items if isinstance(value, Seq) and len(value.items) == len(spec.items) else None
         for index, item in enumerate(spec.items):
@@ -351,6 +358,33 @@ def pair_tree(spec: Value, spec_node: ast.expr | None, argument: Argument) -> It
         yield Pair(spec, spec_node, None, node, label)
     for array, array_node, array_label in arrays:
         yield Pair(spec, spec_node, array, array_node, array_label)
+
+
+def _variable_pairs(
+    spec: Value, spec_node: ast.expr | None, state: GraphStateV, node: ast.expr | None, label: str
+) -> Iterator[Pair]:
+    """A module's variables, each with the sharding its prefix gives it: a `StateSharding`'s
+    first matching filter, or one sharding for them all."""
+    for path, variable in state.variables():
+        if isinstance(spec, StateShardingV):
+            chosen, chosen_node = spec.for_variable(path, variable), None
+        else:
+            chosen, chosen_node = spec, spec_node
+        if chosen is not None and isinstance(variable.value, ArrayV):
+            yield Pair(chosen, chosen_node, variable.value, node, label + path_label(path))
+
+
+def nnx_site(evaluator: Evaluator, app: Application, site: CallSite) -> CallSite:
+    """The call as an NNX transform lays out its arguments: each module as its variables."""
+    if app.api not in NNX_APIS:
+        return site
+    frame = site.visit.frame
+    return replace(site, args=[graph_states(evaluator, frame, value) or value for value in site.args])
+
+
+def nnx_result(evaluator: Evaluator, app: Application, result: Value, frame: Frame) -> Value:
+    """What an NNX transform returns, as its out_shardings lay it out (a module as its variables)."""
+    return (graph_states(evaluator, frame, result) or result) if app.api in NNX_APIS else result
 
 
 def output_pairs(

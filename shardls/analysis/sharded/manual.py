@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from shardls.analysis.library import CallArgs
 
 LAX = "jax.lax."
-SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map")
+SHARD_MAP_APIS = ("jax.shard_map", "jax.experimental.shard_map.shard_map", "flax.nnx.shard_map")
 
 
 def inside_mesh(mesh: MeshV, resolved: Mesh, axis_names: frozenset[str] | None) -> MeshV:
