@@ -2,8 +2,10 @@
 tests/nnx/transforms_test.py, the NNX sharding guides): `nnx.jit(in_shardings=...)` with an
 `nnx.StateSharding({filter: sharding})` resharding a module in place, `out_shardings=` an
 `nnx.prefix(template, {filter: sharding})` for a module the function builds, one sharding as the
-prefix of a whole module, and `nnx.shard_map(in_specs=...)` with a StateSharding read from an
-`nnx.State` of specs. The filters are paths (`nnx.PathContains`), variable types and `...`.
+prefix of a whole module, `nnx.shard_map(in_specs=...)` with a StateSharding read from an
+`nnx.State` of specs, and `nnx.jit_partial(f, *bound, in_shardings=...)`, whose in_shardings
+cover the bound arguments first. The filters are paths (`nnx.PathContains`), variable types and
+`...`.
 """
 
 import jax
@@ -76,3 +78,20 @@ def per_device(m):
 
 
 per_device(layer)  # expect: layer
+
+
+bias = nnx.Param(jnp.ones((8, 4)))
+
+
+def add_bias(b, inputs):
+    return b[...] + inputs
+
+
+add_jit = nnx.jit_partial(
+    add_bias,
+    bias,
+    in_shardings=(sharding("a"), sharding(None, "b")),
+    out_shardings=sharding("a", "b"),
+    graph_updates=False,
+)
+summed = add_jit(jnp.ones((8, 4)))  # expect: summed

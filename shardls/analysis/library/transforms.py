@@ -10,6 +10,7 @@ known (`sharded/manual.py`), and the shard_map recognizer lays its outputs out.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.differentiation import PASS_THROUGH, call_transformed, traced_call
@@ -17,7 +18,7 @@ from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
 from shardls.analysis.sharded.manual import SHARD_MAP_APIS, shard_mapped_call
 from shardls.analysis.sharded.vmapped import VMAP, vmapped_call
-from shardls.analysis.values import ArrayV, BoundMethod, TransformedV, Value
+from shardls.analysis.values import ArrayV, BoundMethod, Seq, TransformedV, Value
 
 WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
     # `pjit` is canonicalised to `jax.jit`; only it takes the shardings positionally.
@@ -27,19 +28,35 @@ WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
     "jax.vmap": ("fun", "in_axes", "out_axes"),
     # Flax's lifted versions take their options by keyword only.
     "flax.nnx.jit": ("fun",),
+    "flax.nnx.jit_partial": ("fun",),
     "flax.nnx.shard_map": ("f",),
 }
 """The positional parameters of each wrapper (the others are keyword-only)."""
+
+JIT_PARTIAL = "flax.nnx.jit_partial"
+PARTIAL_ARGS = "partial_args"
+"""Where `wrapper_arguments` keeps the arguments `nnx.jit_partial(f, *partial_args)` binds."""
+NNX_JITS = ("flax.nnx.jit", JIT_PARTIAL)
 
 WRAPPED_METHODS = ("eval_shape", "lower", "trace")
 """Methods of a jitted function that take the function's arguments."""
 
 
 def wrapper_arguments(api: str, args: list[Value], kwargs: dict[str, Value]) -> dict[str, Value]:
-    """A wrapper call's arguments by JAX's parameter names."""
-    found = dict(zip(WRAPPER_PARAMETERS[api], args))
+    """A wrapper call's arguments by JAX's parameter names (`nnx.jit_partial(f, *partial_args)`:
+    the arguments bound ahead as `partial_args`)."""
+    parameters = WRAPPER_PARAMETERS[api]
+    found = dict(zip(parameters, args))
+    if api == JIT_PARTIAL:
+        found[PARTIAL_ARGS] = Seq(tuple(args[len(parameters) :]))
     found.update(kwargs)
     return found
+
+
+def partial_args(wrapped: TransformedV) -> tuple[Value, ...]:
+    """The arguments `nnx.jit_partial` binds ahead of the caller's (none for other wrappers)."""
+    bound = dict(wrapped.arguments).get(PARTIAL_ARGS)
+    return bound.items if isinstance(bound, Seq) else ()
 
 
 @calls("jax.eval_shape", "flax.nnx.eval_shape")
@@ -71,11 +88,11 @@ def _call_wrapped(library: Library, method: BoundMethod, call: CallArgs) -> Valu
         return vmapped_call(call, wrapped)
     if wrapped.api in PASS_THROUGH and method.name == "__call__":
         return call_transformed(call, wrapped)
-    if wrapped.api not in ("jax.jit", "flax.nnx.jit") or method.name not in ("__call__", "eval_shape"):
+    if wrapped.api in NNX_JITS and method.name in ("__call__", "eval_shape"):
+        return traced_call(replace(call, args=[*partial_args(wrapped), *call.args]), wrapped)
+    if wrapped.api != "jax.jit" or method.name not in ("__call__", "eval_shape"):
         return None
     result = traced_call(call, wrapped)
-    if wrapped.api != "jax.jit":
-        return result
     options = wrapped_options(wrapped) if method.name == "__call__" else None
     if options is None:
         return result

@@ -17,6 +17,7 @@ from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import SiteKind
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of
+from shardls.analysis.library.transforms import NNX_JITS
 from shardls.analysis.recognizers.wrapped import (
     SHAPE_CODES,
     Application,
@@ -49,7 +50,7 @@ _PREDICTED = (
 
 # `pjit` is canonicalised to `jax.jit`; its own name is listed so that calls spelled `pjit(...)`
 # are looked at.
-@recognizes("jax.jit", "jax.experimental.pjit.pjit", "flax.nnx.jit")
+@recognizes("jax.jit", "jax.experimental.pjit.pjit", *NNX_JITS)
 def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     app = application_of(builder.evaluator, visit, call.qualname, call.args, call.kwargs)
     if app is None or (app.get("in_shardings") is None and app.get("out_shardings") is None):
@@ -61,7 +62,7 @@ def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     _written(builder, app, met)
 
 
-@binds("jax.jit", "flax.nnx.jit")
+@binds("jax.jit", *NNX_JITS)
 def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[str, Value], Context]:
     """Inside jit the parameters have the shapes of the arguments (and their in_shardings)."""
     return _locals(evaluator, app, site), site.visit.context

@@ -23,7 +23,13 @@ from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx import VmapV
 from shardls.analysis.library.nnx_prefix import GraphStateV, StateShardingV, graph_states, path_label
 from shardls.analysis.library.nnx_variables import VariableV
-from shardls.analysis.library.transforms import WRAPPED_METHODS, WRAPPER_PARAMETERS, wrapper_arguments
+from shardls.analysis.library.transforms import (
+    JIT_PARTIAL,
+    PARTIAL_ARGS,
+    WRAPPED_METHODS,
+    WRAPPER_PARAMETERS,
+    wrapper_arguments,
+)
 from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
 from shardls.analysis.values import (
     ArrayV,
@@ -42,8 +48,8 @@ from shardls.analysis.values import (
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts, first_arguments
 
 _ANY = re.compile("")
-JIT_APIS = ("jax.jit", "flax.nnx.jit")
-NNX_APIS = ("flax.nnx.jit", "flax.nnx.shard_map")
+JIT_APIS = ("jax.jit", "flax.nnx.jit", JIT_PARTIAL)
+NNX_APIS = ("flax.nnx.jit", JIT_PARTIAL, "flax.nnx.shard_map")
 """Flax's lifted transforms: an argument that is a module is laid out variable by variable."""
 
 
@@ -226,7 +232,7 @@ def caller_walker(builder: SiteBuilder, visit: Visit) -> Walker:
 
 def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
     """The calls of the wrapped function visible in this module (at most MAX_CONTEXTS)."""
-    found = [_site(walker, visit, None) for visit in _direct_calls(app)]
+    found = [_site(walker, app, visit, None) for visit in _direct_calls(app)]
     name = app.bound_name
     names = [name] if name is not None else []
     if app.api in JIT_APIS and names:
@@ -238,7 +244,7 @@ def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
             called = _called_value(walker.evaluator, app, visit)
             if called is not None:
                 receiver = called.bound if isinstance(called, FunctionV) else None
-                found.append(_site(walker, visit, receiver))
+                found.append(_site(walker, app, visit, receiver))
     return found
 
 
@@ -277,12 +283,16 @@ def _called_value(evaluator: Evaluator, app: Application, visit: Visit) -> Value
     return next((o for o in options(evaluator.evaluate(func, visit.frame)) if app.is_wrapper(o)), None)
 
 
-def _site(walker: Walker, visit: Visit, receiver: Value | None) -> CallSite:
+def _site(walker: Walker, app: Application, visit: Visit, receiver: Value | None) -> CallSite:
+    """A call with its arguments; after `nnx.jit_partial(f, *bound)`, the bound ones first (not
+    written at the call: their sites go on the call)."""
     args, kwargs = walker.evaluator.call_arguments(visit.call, visit.frame)
     starred = next((i for i, a in enumerate(visit.call.args) if isinstance(a, ast.Starred)), None)
     nodes = tuple(a if starred is None or i < starred else None for i, a in enumerate(visit.call.args))
     nodes += (None,) * (len(args) - len(nodes))
-    return CallSite(visit, args, kwargs, nodes[: len(args)], receiver)
+    bound = app.get(PARTIAL_ARGS)
+    ahead = list(bound.items) if isinstance(bound, Seq) else []
+    return CallSite(visit, [*ahead, *args], kwargs, (None,) * len(ahead) + nodes[: len(args)], receiver)
 
 
 # -- pairing shardings with arguments -------------------------------------------------------------
