@@ -1,0 +1,145 @@
+"""Flax NNX's lifted transforms lay a module out variable by variable (issue 12, flax
+tests/nnx/transforms_test.py): `nnx.jit` / `nnx.jit_partial` / `nnx.shard_map` with one sharding
+for a module, an `nnx.StateSharding` or an `nnx.prefix` whose first matching filter decides per
+variable. Every layout below is the one Flax 0.12 gives under JAX (r54 in the corpus runs the
+same patterns); a filter shardls cannot read leaves its variables without a site, never a guess."""
+
+from __future__ import annotations
+
+from analysis_helpers import analyze
+
+from shardls.analysis.facts import FileAnalysis, SiteKind
+
+HEADER = """
+import jax, jax.numpy as jnp
+from flax import nnx
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(AxisType.Auto, AxisType.Auto))
+def sharding(*names):
+    return NamedSharding(mesh, P(*names))
+m = nnx.Linear(16, 32, rngs=nnx.Rngs(0))
+"""
+
+
+def _layouts(analysis: FileAnalysis, kind: SiteKind) -> dict[str, tuple[object, object]]:
+    """The layouts of one kind at calls (where the sharding is written, a prefix of a module
+    meets no single shape)."""
+    return {
+        site.name or "": (site.shape, site.shard_shape)
+        for site in analysis.sites
+        if site.kind is kind and site.shape is not None
+    }
+
+
+def _jitted(sharding: str) -> FileAnalysis:
+    return analyze(
+        HEADER
+        + f"""
+@nnx.jit(in_shardings=({sharding},))
+def f(model):
+    pass
+f(m)
+"""
+    )
+
+
+def test_state_sharding_by_path() -> None:
+    analysis = _jitted(
+        'nnx.StateSharding({nnx.PathContains("kernel"): sharding("a", "b"), nnx.PathContains("bias"): sharding("b")})'
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (8, 8)),
+        "model.bias": ((32,), (8,)),
+    }
+    assert not analysis.diagnostics
+
+
+def test_first_matching_filter_wins() -> None:
+    analysis = _jitted(
+        'nnx.StateSharding({nnx.PathContains("kernel"): sharding(None, "b"), ...: sharding("a")})'
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (16, 8)),
+        "model.bias": ((32,), (16,)),
+    }
+
+
+def test_one_sharding_for_a_whole_module() -> None:
+    analysis = _jitted('sharding("b")')
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (4, 32)),
+        "model.bias": ((32,), (8,)),
+    }
+
+
+def test_a_predicate_is_not_guessed() -> None:
+    """A function as a filter is not read: the variables it may select get no sharding, nor do
+    the ones after it (Flax picks the first filter that matches)."""
+    analysis = _jitted('nnx.StateSharding({(lambda path, v: True): sharding("a"), ...: sharding("b")})')
+    assert _layouts(analysis, SiteKind.JIT_IN) == {}
+
+
+def test_param_filter_does_not_decide_other_kinds() -> None:
+    """`nnx.Variable` is read as `nnx.Param`: a batch statistic may match it, so is not placed."""
+    analysis = analyze(
+        HEADER
+        + """
+norm = nnx.BatchNorm(8, rngs=nnx.Rngs(0))
+@nnx.jit(in_shardings=(nnx.StateSharding({nnx.Param: sharding("a"), ...: sharding("b")}),))
+def f(n):
+    pass
+f(norm)
+"""
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {"n.scale": ((8,), (4,)), "n.bias": ((8,), (4,))}
+
+
+def test_prefix_as_out_shardings() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+spec = nnx.prefix(m, {nnx.PathContains("kernel"): sharding("a", None), ...: sharding()})
+@nnx.jit(out_shardings=spec, graph=True, graph_updates=False)
+def make():
+    return nnx.Linear(16, 32, rngs=nnx.Rngs(1))
+made = make()
+"""
+    )
+    assert _layouts(analysis, SiteKind.JIT_OUT) == {
+        "made.kernel": ((16, 32), (8, 32)),
+        "made.bias": ((32,), (32,)),
+    }
+
+
+def test_state_of_specs_in_shard_map() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+specs = nnx.State({"kernel": P(None, "b"), "bias": P()})
+@nnx.shard_map(mesh=mesh, in_specs=(nnx.StateSharding(specs),), out_specs=P())
+def f(layer):
+    return jnp.zeros(())
+f(m)
+"""
+    )
+    assert _layouts(analysis, SiteKind.SHARD_MAP_IN) == {
+        "layer.kernel": ((16, 32), (16, 8)),
+        "layer.bias": ((32,), (32,)),
+    }
+
+
+def test_jit_partial_shardings_cover_the_bound_arguments_first() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def g(model, x):
+    return model(x)
+g_jit = nnx.jit_partial(g, m, in_shardings=(sharding(), sharding("a")), graph_updates=False)
+y = g_jit(jnp.ones((8, 16)))
+"""
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (16, 32)),
+        "model.bias": ((32,), (32,)),
+        "x": ((8, 16), (4, 16)),
+    }
