@@ -6,7 +6,7 @@ same patterns); a filter shardls cannot read leaves its variables without a site
 
 from __future__ import annotations
 
-from analysis_helpers import analyze
+from analysis_helpers import analyze, line_of
 
 from shardls.analysis.facts import FileAnalysis, SiteKind
 
@@ -143,3 +143,37 @@ y = g_jit(jnp.ones((8, 16)))
         "model.bias": ((32,), (32,)),
         "x": ((8, 16), (4, 16)),
     }
+
+
+def test_written_sharding_takes_the_one_array_it_meets_beside_modules() -> None:
+    """Where an in_sharding is written it shows the array it meets at the calls, even when other
+    entries of the tuple lay out modules (one pair per variable at the call)."""
+    source = (
+        HEADER
+        + """
+def g(model, x):
+    return model(x)
+g_jit = nnx.jit(g, in_shardings=(None, NamedSharding(mesh, P("a"))))
+y = g_jit(m, jnp.ones((8, 16)))
+"""
+    )
+    analysis = analyze(source)
+    line = line_of(source, "g_jit = ")
+    written = [s for s in analysis.sites if s.kind is SiteKind.JIT_IN and s.span.line == line]
+    assert [(s.name, s.shape, s.shard_shape) for s in written] == [("x", (8, 16), (4, 16))]
+
+
+def test_constraint_on_a_variable_lays_out_its_array() -> None:
+    """`m.kernel = with_sharding_constraint(m.kernel, s)` in an `nnx.jit` body: a variable is a
+    pytree around its array (flax transforms_test.py)."""
+    analysis = analyze(
+        HEADER
+        + """
+@nnx.jit
+def f(model):
+    model.kernel = jax.lax.with_sharding_constraint(model.kernel, sharding("b", "a"))
+f(m)
+"""
+    )
+    (site,) = [s for s in analysis.sites if s.kind is SiteKind.CONSTRAINT]
+    assert (site.shape, site.shard_shape) == ((16, 32), (4, 16))

@@ -117,14 +117,18 @@ def _written(builder: SiteBuilder, app: Application, met: list[tuple[list[Pair],
 
 def _agreed(written: list[Pair], index: int, calls: list[list[Pair]]) -> ArrayV | None:
     """The array the written sharding `written[index]` meets at every call whose array is known,
-    when those arrays agree on shape and dtype; None otherwise, or when a call pairs its
-    shardings otherwise than where they are written (a pytree prefix over several arrays), since
-    the sharding then meets more than one array there."""
+    when those arrays agree on shape and dtype; None otherwise, or when a call pairs it with
+    several arrays (a pytree prefix over a tuple or a module's variables) or none."""
     arrays: list[ArrayV] = []
+    node = written[index].spec_node
     for pairs in calls:
-        if len(pairs) != len(written) or pairs[index].spec_node is not written[index].spec_node:
+        if node is not None:
+            met = [pair for pair in pairs if pair.spec_node is node]
+        else:  # not written out: the call's pairs must line up with the written ones
+            met = [pairs[index]] if len(pairs) == len(written) and pairs[index].spec_node is None else []
+        if len(met) != 1:
             return None
-        array = pairs[index].value
+        array = met[0].value
         if array is not None and array.shape is not None:
             arrays.append(array)
     if not arrays or len({(array.shape, array.dtype) for array in arrays}) != 1:

@@ -10,6 +10,7 @@ from shardls.analysis.facts import SiteKind, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
 from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, TreeBuilder
+from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.operations import IndexedV
 from shardls.analysis.recognizers.wrapped import Argument, pair_span, pair_tree
 from shardls.analysis.sharded.layers import LayerV
@@ -141,6 +142,8 @@ def _place_one(
     sharding = sharding_of(target)
     if sharding is None:
         return
+    if isinstance(array, VariableV):  # an NNX variable is a pytree around its array
+        array = array.value
     mesh = builder.select_mesh(sharding, visit, usage, sharding.spec.span or span)
     shape = shape_of(array) if isinstance(array, ArrayV) else None
     dtype = array.dtype if isinstance(array, ArrayV) else None
