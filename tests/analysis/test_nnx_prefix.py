@@ -177,3 +177,18 @@ f(m)
     )
     (site,) = [s for s in analysis.sites if s.kind is SiteKind.CONSTRAINT]
     assert (site.shape, site.shard_shape) == ((16, 32), (4, 16))
+
+
+def test_nnx_eval_shape_is_jax_eval_shape() -> None:
+    """Its `graph=` options aside, `nnx.eval_shape(f, *args)` gives what `f(*args)` returns."""
+    analysis = analyze(
+        HEADER
+        + """
+def double(x):
+    return x * 2
+out = nnx.eval_shape(double, jnp.ones((8, 16)), graph=True, graph_updates=False)
+z = jax.device_put(jnp.zeros(out.shape), sharding("a"))
+"""
+    )
+    (site,) = [s for s in analysis.sites if s.kind is SiteKind.DEVICE_PUT]
+    assert (site.shape, site.shard_shape) == ((8, 16), (4, 16))
