@@ -192,3 +192,26 @@ z = jax.device_put(jnp.zeros(out.shape), sharding("a"))
     )
     (site,) = [s for s in analysis.sites if s.kind is SiteKind.DEVICE_PUT]
     assert (site.shape, site.shard_shape) == ((8, 16), (4, 16))
+
+
+def _shard_mapped(module_spec: str) -> FileAnalysis:
+    return analyze(
+        HEADER
+        + f"""
+@nnx.shard_map(mesh=mesh, in_specs=({module_spec}, P("a")), out_specs=P("a"))
+def apply(model, xb):
+    return xb @ model.kernel[...]
+y = apply(m, jnp.ones((8, 16)))
+"""
+    )
+
+
+def test_a_module_split_nowhere_reaches_the_shard_map_body_whole() -> None:
+    (y,) = [s for s in _shard_mapped("P()").sites if s.kind is SiteKind.SHARD_MAP_OUT]
+    assert (y.shape, y.shard_shape) == ((8, 32), (4, 32))
+
+
+def test_a_module_split_somewhere_is_not_guessed_in_the_body() -> None:
+    """Each device sees a block of the kernel; the body's module is not modelled."""
+    (y,) = [s for s in _shard_mapped('P(None, "b")').sites if s.kind is SiteKind.SHARD_MAP_OUT]
+    assert y.shape is None

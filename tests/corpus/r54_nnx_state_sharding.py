@@ -3,8 +3,9 @@ tests/nnx/transforms_test.py, the NNX sharding guides): `nnx.jit(in_shardings=..
 `nnx.StateSharding({filter: sharding})` resharding a module in place, `out_shardings=` an
 `nnx.prefix(template, {filter: sharding})` for a module the function builds, one sharding as the
 prefix of a whole module, `nnx.shard_map(in_specs=...)` with a StateSharding read from an
-`nnx.State` of specs, and `nnx.jit_partial(f, *bound, in_shardings=...)`, whose in_shardings
-cover the bound arguments first. The filters are paths (`nnx.PathContains`), variable types and
+`nnx.State` of specs (a module whose in_spec splits nothing reaches the body whole), and
+`nnx.jit_partial(f, *bound, in_shardings=...)`, whose in_shardings cover the bound arguments
+first. The filters are paths (`nnx.PathContains`), variable types and
 `...`.
 """
 
@@ -95,3 +96,14 @@ add_jit = nnx.jit_partial(
     graph_updates=False,
 )
 summed = add_jit(jnp.ones((8, 4)))  # expect: summed
+
+
+replicated_layer = nnx.Linear(4, 2, rngs=nnx.Rngs(6))
+
+
+@nnx.shard_map(mesh=mesh, in_specs=(P(), P("a")), out_specs=P("a"))
+def apply_block(m, xb):
+    return xb @ m.kernel[...]
+
+
+applied = apply_block(replicated_layer, jnp.ones((8, 4)))  # expect: applied

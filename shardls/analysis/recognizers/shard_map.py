@@ -97,13 +97,16 @@ def _bind(evaluator: Evaluator, app: Application, site: CallSite) -> tuple[dict[
     context = site.visit.context
     meshes = _meshes(evaluator, app, context)
     if meshes is None:
-        return _blocks(app, _input_pairs(app, site, _x64(evaluator)), None, None)[0], context
+        return _blocks(
+            app, _input_pairs(app, nnx_site(evaluator, app, site), _x64(evaluator)), None, None, site
+        )[0], context
     mesh, inside = meshes
     line = app.visit.frame.line_of(app.visit.call) + 1
     body_mesh = MeshContext(
         inside, f"inside the shard_map of {app.name} at line {line}", app.visit.frame.span(app.visit.call)
     )
-    blocks = _blocks(app, _input_pairs(app, site, _x64(evaluator)), mesh.mesh, (mesh, inside))[0]
+    pairs = _input_pairs(app, nnx_site(evaluator, app, site), _x64(evaluator))
+    blocks = _blocks(app, pairs, mesh.mesh, (mesh, inside), site)[0]
     return blocks, replace(context, meshes=(*context.meshes, body_mesh))
 
 
@@ -120,7 +123,7 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
         span = pair_span(visit.frame, pair, call_span)
         _place(builder, app, visit, SiteKind.SHARD_MAP_IN, _at_call(pair), pair.value, span, mesh)
     meshes = _meshes(builder.evaluator, app, visit.context) if resolved is not None else None
-    blocks, rejected = _blocks(app, pairs, resolved, meshes)
+    blocks, rejected = _blocks(app, pairs, resolved, meshes, site)
     for pair, refused in rejected:
         _reject(builder, pair_span(visit.frame, pair, call_span), refused, pair.value)
     result = nnx_result(
@@ -318,11 +321,16 @@ def _compiler_axes(app: Application, mesh: MeshFact | None) -> tuple[str, ...]:
 
 
 def _blocks(
-    app: Application, pairs: list[Pair], mesh: Mesh | None, meshes: tuple[MeshV, MeshV] | None
+    app: Application,
+    pairs: list[Pair],
+    mesh: Mesh | None,
+    meshes: tuple[MeshV, MeshV] | None,
+    site: CallSite,
 ) -> tuple[dict[str, Value], list[tuple[Pair, TypeRejected]]]:
     """The value of each parameter inside the function: its argument's block on `mesh`, typed
     when the argument's type is known (`meshes`: the call's mesh and the body's, when the code
-    states them); and the arguments JAX refuses for their in_specs."""
+    states them); and the arguments JAX refuses for their in_specs. A module whose variables
+    the in_specs split nothing of (`nnx.shard_map` with `P()` for it) is the module itself."""
     blocks: dict[str, Value] = {}
     rejected: list[tuple[Pair, TypeRejected]] = []
     inferred = "in_specs" not in app.arguments
@@ -334,11 +342,31 @@ def _blocks(
             if rejection is not None:
                 rejected.append((pair, rejection))
         blocks[pair.label] = value
+    modules = {label: value for value, _, label in positional_arguments(app, site) if _whole(label, pairs)}
     values = {
-        name: blocks.get(name) or _assembled(name, blocks) or Unknown(f"block of {name} in shard_map")
+        name: blocks.get(name)
+        or _assembled(name, blocks)
+        or modules.get(name)
+        or Unknown(f"block of {name} in shard_map")
         for name in app.parameters
     }
     return values, rejected
+
+
+def _whole(name: str, pairs: list[Pair]) -> bool:
+    """Whether the module passed as `name` reaches the body whole: it was laid out variable by
+    variable (`m.kernel`, ...), every spec splits nothing and no variable's array carries a
+    sharding of its own (whose type inside the body shardls does not model)."""
+    variables = [pair for pair in pairs if pair.label.startswith(name + ".")]
+    return bool(variables) and all(
+        isinstance(pair.spec, SpecV)
+        and not pair.spec.unknown_entries
+        and pair.spec.spec.plain
+        and not any(pair.spec.spec.entry_names)
+        and pair.value is not None
+        and pair.value.sharding is None
+        for pair in variables
+    )
 
 
 _PATH_STEP = re.compile(r"\[(\d+|'[^']*')\]")
