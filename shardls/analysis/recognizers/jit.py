@@ -18,6 +18,7 @@ from shardls.analysis.facts import SiteKind
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of
 from shardls.analysis.library.transforms import NNX_JITS
+from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
 from shardls.analysis.recognizers.wrapped import (
     SHAPE_CODES,
     Application,
@@ -29,8 +30,6 @@ from shardls.analysis.recognizers.wrapped import (
     body_result,
     call_sites,
     caller_walker,
-    nnx_result,
-    nnx_site,
     output_pairs,
     pair_arguments,
     pair_span,

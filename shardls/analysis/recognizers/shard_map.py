@@ -19,6 +19,7 @@ from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import MeshFact, Related, SiteKind, Span
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import python_scalar_array
+from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
 from shardls.analysis.recognizers.wrapped import (
     Application,
     Argument,
@@ -30,8 +31,6 @@ from shardls.analysis.recognizers.wrapped import (
     body_result,
     call_sites,
     caller_walker,
-    nnx_result,
-    nnx_site,
     output_pairs,
     pair_arguments,
     pair_span,

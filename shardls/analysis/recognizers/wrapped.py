@@ -21,7 +21,7 @@ from shardls.analysis.facts import MeshFact, Span
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx import VmapV
-from shardls.analysis.library.nnx_prefix import GraphStateV, StateShardingV, graph_states, path_label
+from shardls.analysis.library.nnx_prefix import GraphStateV, StateShardingV, path_label
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.transforms import (
     JIT_PARTIAL,
@@ -49,8 +49,6 @@ from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_c
 
 _ANY = re.compile("")
 JIT_APIS = ("jax.jit", "flax.nnx.jit", JIT_PARTIAL)
-NNX_APIS = ("flax.nnx.jit", JIT_PARTIAL, "flax.nnx.shard_map")
-"""Flax's lifted transforms: an argument that is a module is laid out variable by variable."""
 
 
 @dataclass(frozen=True)
@@ -382,19 +380,6 @@ def _variable_pairs(
             chosen, chosen_node = spec, spec_node
         if chosen is not None and isinstance(variable.value, ArrayV):
             yield Pair(chosen, chosen_node, variable.value, node, label + path_label(path))
-
-
-def nnx_site(evaluator: Evaluator, app: Application, site: CallSite) -> CallSite:
-    """The call as an NNX transform lays out its arguments: each module as its variables."""
-    if app.api not in NNX_APIS:
-        return site
-    frame = site.visit.frame
-    return replace(site, args=[graph_states(evaluator, frame, value) or value for value in site.args])
-
-
-def nnx_result(evaluator: Evaluator, app: Application, result: Value, frame: Frame) -> Value:
-    """What an NNX transform returns, as its out_shardings lay it out (a module as its variables)."""
-    return (graph_states(evaluator, frame, result) or result) if app.api in NNX_APIS else result
 
 
 def output_pairs(
