@@ -236,7 +236,7 @@ def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
     if app.api in JIT_APIS and names:
         names.extend(WRAPPED_METHODS)
     for callee in names:
-        for visit in walker.calls_named(callee, depth):
+        for visit in _in_this_run(app, walker.calls_named(callee, depth)):
             if len(found) >= MAX_CONTEXTS:
                 return found
             called = _called_value(walker.evaluator, app, visit)
@@ -244,6 +244,40 @@ def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
                 receiver = called.bound if isinstance(called, FunctionV) else None
                 found.append(_site(walker, app, visit, receiver))
     return found
+
+
+def _in_this_run(app: Application, searched: list[Visit]) -> list[Visit]:
+    """The calls found, those in the function that wraps (`@partial(jax.shard_map,
+    in_specs=spec)` on a nested `def`) as the same call of that function runs them: each call of
+    the enclosing function wraps anew, with its own arguments (a spec built from `x.ndim`), and
+    its calls pass that call's arrays, never another's. The caller search finds such a call once
+    per context it reaches the function in: the one with the wrapping's arguments is kept, else
+    the call is evaluated in the wrapping's frame and context."""
+    wrapped = app.visit.frame
+    if wrapped.scope.kind != "function":
+        return searched
+    runs: dict[ast.Call, list[Visit]] = {}
+    for visit in searched:
+        if visit.frame.scope is wrapped.scope:
+            runs.setdefault(visit.call, []).append(visit)
+    kept: list[Visit] = []
+    for visit in searched:
+        same = runs.get(visit.call)
+        if same is None:
+            kept.append(visit)
+        elif same[0] is visit:
+            this = next((v for v in same if _same_arguments(v.frame, wrapped)), None)
+            kept.append(
+                this or replace(visit, frame=wrapped.at(visit.frame.position), context=app.visit.context)
+            )
+    return kept
+
+
+def _same_arguments(called: Frame, wrapped: Frame) -> bool:
+    return called.locals is wrapped.locals or (
+        called.locals.keys() == wrapped.locals.keys()
+        and all(called.locals[name] == value for name, value in wrapped.locals.items())
+    )
 
 
 def _direct_calls(app: Application) -> list[Visit]:
