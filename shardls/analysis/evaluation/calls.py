@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluation.choices import map_options
 from shardls.analysis.evaluation.frame import Frame
-from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.evaluation.ordered import in_order, run_in_order
 from shardls.analysis.evaluation.unused import ignored_call_reason
 from shardls.analysis.node_memo import per_node
@@ -268,7 +268,7 @@ def branches_taken(
     decided against its branch. `called` is the function's own frame (its locals)."""
     for statement, branch in guards:
         test_frame = called.at(info.scope.order_of.get(id(statement)))
-        if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
+        if decided(evaluator.eval(statement.test, test_frame)) is (not branch):
             return False
     return True
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.frame import Frame
-from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.values import Choice, Guard, Value, consistent, guarded_options
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def _eval_IfExp(evaluator: Evaluator, node: ast.IfExp, frame: Frame) -> Value:
-    truth = truthiness(evaluator.eval(node.test, frame))
+    truth = decided(evaluator.eval(node.test, frame))
     if truth is True:
         return evaluator.eval(node.body, frame)
     if truth is False:

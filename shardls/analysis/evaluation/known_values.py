@@ -8,6 +8,20 @@ import ast
 
 from shardls.analysis.values import Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
 
+DEFAULT_COUNT = "(default device count"
+"""How an assumption that is the default device count reads (`file_settings.file_environment`)."""
+
+
+def decided(value: Value) -> bool | None:
+    """Which way a test that chooses the code to run goes (`if`, a conditional expression), as
+    `truthiness`; None (either way) when it rests on the default device count: code that adapts to
+    the machine (`if len(jax.devices()) >= 4: mesh = ...`) runs the other branch on another one,
+    so what the assumed count's branch builds must not be taken as known from the code."""
+    origin = value.origin
+    if origin is not None and origin.assumption is not None and DEFAULT_COUNT in origin.assumption:
+        return None
+    return truthiness(value)
+
 
 def truthiness(value: Value) -> bool | None:
     if isinstance(value, Const):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluation.bindings import evaluate_binding
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.interfaces import Reads
-from shardls.analysis.evaluation.known_values import truthiness
+from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.sharded.events import TypeEvent
@@ -223,7 +223,7 @@ def _guards_hold(
             frame.call_depth if frame is not None else 0,
             frame.enclosing if frame is not None and scope is frame.scope else None,
         )
-        if truthiness(evaluator.eval(statement.test, test_frame)) is (not branch):
+        if decided(evaluator.eval(statement.test, test_frame)) is (not branch):
             return False
     return True
 

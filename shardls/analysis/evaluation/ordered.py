@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.frame import Frame
-from shardls.analysis.evaluation.known_values import mutated, truthiness, with_item
+from shardls.analysis.evaluation.known_values import decided, mutated, truthiness, with_item
 from shardls.analysis.node_memo import per_node
 from shardls.analysis.values import Const, DictV, FileV, Seq, SetV, Unknown, Value
 
@@ -251,7 +251,7 @@ class _Run:
         return self.evaluator.eval(node, replace(self.called, position=position, locals=env, in_order=True))
 
     def _if(self, stmt: ast.If, env: Env) -> _Paths:
-        truth = truthiness(self.eval(stmt.test, stmt, env))
+        truth = decided(self.eval(stmt.test, stmt, env))
         if truth is not None:
             return self.block(stmt.body if truth else stmt.orelse, env)
         with self.evaluator.branches():

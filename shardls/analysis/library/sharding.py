@@ -11,6 +11,7 @@ from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, sp
 from shardls.analysis.library.registry import calls, subscripts
 from shardls.analysis.values import (
     ArrayV,
+    Choice,
     Const,
     Guard,
     MeshV,
@@ -22,6 +23,7 @@ from shardls.analysis.values import (
     Unknown,
     Value,
     guarded_alternatives,
+    options,
 )
 from shardls.core import UNCONSTRAINED
 from shardls.core.spec import SpecEntry
@@ -133,6 +135,8 @@ def _on_one_process(size: Value) -> Value:
 @calls("jax.set_mesh", "jax.sharding.use_abstract_mesh")
 def _set_mesh(call: CallArgs) -> Value | None:
     mesh = call.get(0, "mesh")
+    if isinstance(mesh, Choice) and all(isinstance(option, MeshV) for option in options(mesh)):
+        return mesh  # one of several meshes is made current (`with` reads which one is not known)
     return mesh if isinstance(mesh, MeshV) else None
 
 
