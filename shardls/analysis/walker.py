@@ -33,7 +33,14 @@ from shardls.analysis.walking.call_syntax import (
     first_arguments,
     target_name,
 )
-from shardls.analysis.walking.contexts import UNKNOWN_CALLER, Context, MeshContext, Visit, entered
+from shardls.analysis.walking.contexts import (
+    UNKNOWN_CALLER,
+    Context,
+    MeshContext,
+    Visit,
+    argument_context,
+    entered,
+)
 from shardls.analysis.walking.control_flow import ends, leaves, own_expressions, taken_blocks
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
@@ -209,7 +216,8 @@ class Walker:
         target = target_name(stmt)
         value = getattr(stmt, "value", None)
         for node, parent in calls_in(expression):
-            yield Visit(node, frame, context, stmt, target if node is value else None, parent)
+            inner = argument_context(self.evaluator, node, parent, frame, context)
+            yield Visit(node, frame, inner, stmt, target if node is value else None, parent)
 
     # -- functions ---------------------------------------------------------------------------
 

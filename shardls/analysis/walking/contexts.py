@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
-from shardls.analysis.values import MeshV, Ref, Unknown, Value, options
+from shardls.analysis.values import Choice, MeshV, Ref, Unknown, Value, options
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,41 @@ class Visit:
     """The call this call is an argument of (`NamedSharding(...)` inside `device_put(...)`)."""
 
 
+_UNDER_MESH = "get_abstract_model"
+"""`nnx.get_abstract_model(lambda: Model(...), mesh)` builds the model under `jax.set_mesh(mesh)`."""
+
+
+def argument_context(
+    evaluator: Evaluator, call: ast.Call, parent: ast.Call | None, frame: Frame, context: Context
+) -> Context:
+    """The context of a call written inside another's arguments: the mesh of
+    `nnx.get_abstract_model(lambda: Model(...), mesh)` is current while `Model(...)` runs (a mesh
+    not known here may be)."""
+    if parent is None or not _named(parent.func, _UNDER_MESH) or call is parent:
+        return context
+    mesh_node = (
+        parent.args[1]
+        if len(parent.args) > 1
+        else next((k.value for k in parent.keywords if k.arg == "mesh"), None)
+    )
+    if mesh_node is None:
+        return context
+    func = evaluator.evaluate(parent.func, frame)
+    if not any(isinstance(o, Ref) and o.qualname.endswith(f"nnx.{_UNDER_MESH}") for o in options(func)):
+        return context
+    mesh = evaluator.evaluate(mesh_node, frame)
+    if not isinstance(mesh, MeshV):
+        return replace(context, unknown_caller=True)
+    how = f"nnx.{_UNDER_MESH}(..., {short(mesh_node)}) at line {frame.line_of(parent) + 1}"
+    return replace(context, meshes=context.meshes + (MeshContext(mesh, how, frame.span(mesh_node)),))
+
+
+def _named(func: ast.expr, name: str) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == name) or (
+        isinstance(func, ast.Name) and func.id == name
+    )
+
+
 def entered(evaluator: Evaluator, expression: ast.expr, frame: Frame, context: Context) -> Context:
     """The context inside `with expression:`: a mesh made current, logical axis rules, eager
     sharding switched, or a mesh that may be current when the value is not known."""
@@ -115,13 +150,24 @@ def entered(evaluator: Evaluator, expression: ast.expr, frame: Frame, context: C
     return context
 
 
+_SETTING_MESH = ("jax.set_mesh", "jax.sharding.use_abstract_mesh")
+"""Library calls whose `with` makes their argument the current mesh."""
+
+
 def _may_enter_a_mesh(expression: ast.expr, value: Value, evaluator: Evaluator, frame: Frame) -> bool:
     """A context manager whose value is not known: a name (`with mesh:`), or a call of code
-    shardls cannot follow (`with config.mesh_context():`); not a library call it knows."""
+    shardls cannot follow (`with config.mesh_context():`); not a library call it knows, unless it
+    sets a mesh not known here (`jax.set_mesh(mesh)`, the mesh chosen by the device count, see
+    `decided`)."""
+    if isinstance(value, Choice):
+        return any(isinstance(option, MeshV) for option in options(value))
     if not isinstance(value, Unknown):
         return False
     if isinstance(expression, ast.Call):
-        return not any(isinstance(o, Ref) for o in options(evaluator.evaluate(expression.func, frame)))
+        called = list(options(evaluator.evaluate(expression.func, frame)))
+        return any(isinstance(o, Ref) and o.qualname in _SETTING_MESH for o in called) or not any(
+            isinstance(o, Ref) for o in called
+        )
     return isinstance(expression, (ast.Name, ast.Attribute))
 
 
