@@ -149,9 +149,10 @@ class ClassInfo:
 
     @cached_property
     def self_assignments(self) -> dict[str, list[tuple[FunctionInfo, ast.stmt]]]:
-        """`self.x = ...` in the methods that build an instance (`__init__`, `__post_init__`, `setup`)."""
+        """`self.x = ...` in the methods that build an instance (`__init__`, `__post_init__`, `setup`,
+        and a test's `setUp`, which the test runner calls before each test method)."""
         found: dict[str, list[tuple[FunctionInfo, ast.stmt]]] = {}
-        for method_name in ("__init__", "__post_init__", "setup"):
+        for method_name in ("__init__", "__post_init__", "setup", "setUp"):
             method = self.methods.get(method_name)
             if method is None:
                 continue

@@ -228,7 +228,7 @@ def _may_be_unit(method: ast.FunctionDef) -> bool:
     reads it by name: its signature ends above its body, and the evaluator neither reads it to
     build an instance nor runs it implicitly; its body binds no name of another scope."""
     name = method.name
-    if (name.startswith("__") and name.endswith("__")) or name == "setup":
+    if (name.startswith("__") and name.endswith("__")) or name in ("setup", "setUp"):
         return False
     header: list[ast.AST] = [*method.decorator_list, method.args]
     if method.returns is not None:

@@ -15,6 +15,7 @@ def load() -> None:
         linen,
         linen_modules,
         meshes,
+        method_calls,
         placement,
         shard_map,
         transformed_calls,
