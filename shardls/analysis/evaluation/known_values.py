@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.values import Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
+from shardls.analysis.values import ArrayV, Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
 
 DEFAULT_COUNT = "(default device count"
 """How an assumption that is the default device count reads (`file_settings.file_environment`)."""
@@ -35,6 +35,9 @@ def truthiness(value: Value) -> bool | None:
 
 def unpack(value: Value, path: tuple[int | str, ...]) -> Value:
     for step in path:
+        if isinstance(value, ArrayV) and isinstance(step, int):
+            value = _row(value, step)
+            continue
         if not isinstance(value, Seq):
             return Unknown("unpacking an unknown value")
         if isinstance(step, int):
@@ -44,6 +47,17 @@ def unpack(value: Value, path: tuple[int | str, ...]) -> Value:
         else:
             value = Seq(value.items[int(step.removeprefix("star")) :])
     return value
+
+
+def _row(array: ArrayV, index: int) -> Value:
+    """One row of an array unpacked into targets (`k1, k2 = jax.random.split(key)`): the array
+    without its leading dimension, laid out anew (Python iterates over it row by row)."""
+    if not array.shape:
+        return Unknown("unpacking an array of unknown or no dimensions")
+    rows = as_int(array.shape[0])
+    if rows is not None and index >= rows:
+        return Unknown("unpacking: too few rows")
+    return ArrayV(array.shape[1:], array.dtype)
 
 
 def bind_target(target: ast.expr, value: Value, local: dict[str, Value]) -> bool:

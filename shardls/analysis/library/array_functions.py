@@ -140,9 +140,13 @@ def _result_dtype(name: str, dtype: DType | None) -> DType | None:
 def reduced(array: ArrayV, name: str, axis: Value | None, keepdims: Value | None) -> ArrayV:
     """`array` reduced over `axis` (None: every axis); unknown rank when the axes are not known."""
     dtype = _result_dtype(name, array.dtype)
-    if array.shape is None or (keepdims is not None and not isinstance(keepdims, Const)):
+    if keepdims is not None and not isinstance(keepdims, Const):
         return ArrayV(None, dtype)
     keep = keepdims is not None and bool(keepdims.value)
+    if array.shape is None:
+        # Reduced over every axis, any array is one number (`jnp.mean(loss_per_token)`).
+        every = axis is None or (isinstance(axis, Const) and axis.value is None)
+        return ArrayV((), dtype) if every and not keep else ArrayV(None, dtype)
     rank = len(array.shape)
     axes = _axes(axis, rank)
     if axes is None:

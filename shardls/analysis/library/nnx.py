@@ -35,7 +35,7 @@ from shardls.analysis.values import (
     Value,
     as_int,
 )
-from shardls.core import FLOAT32
+from shardls.core import FLOAT32, DType
 
 PARTITION_NAME = "partition_name"
 """`nnx.PARTITION_NAME`: the `transform_metadata` key naming a stacked axis in the spec."""
@@ -318,9 +318,15 @@ def _sample(library: Library, method: BoundMethod, call: CallArgs) -> Value | No
     return random_array(call, method.name, keyed=False)
 
 
+_LEGACY_KEY = DType("uint32", 32)
+"""`jax.random.PRNGKey(seed)`'s elements: a raw threefry key, two uint32 words."""
+
+
 @calls("jax.random.key", "jax.random.PRNGKey")
 def _random_key(call: CallArgs) -> Value | None:
-    return ArrayV(() if call.qualname.endswith(".key") else (Const(2),))
+    if call.qualname.endswith(".key"):
+        return ArrayV(())
+    return ArrayV((Const(2),), _LEGACY_KEY)
 
 
 @calls("jax.random.split")
@@ -328,7 +334,8 @@ def _random_split(call: CallArgs) -> Value | None:
     key = call.get(0, "key")
     count = call.get(1, "num") or Const(2)
     rest = key.shape if isinstance(key, ArrayV) and key.shape is not None else ()
-    return ArrayV((*(count.items if isinstance(count, Seq) else (count,)), *rest))
+    dtype = key.dtype if isinstance(key, ArrayV) else None
+    return ArrayV((*(count.items if isinstance(count, Seq) else (count,)), *rest), dtype)
 
 
 @attributes(Ref)
