@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from types import EllipsisType
 
-from shardls.analysis.values import ArrayV, Const, Unknown, Value, as_int
+from shardls.analysis.values import ArrayV, Const, Unknown, UnknownInt, Value, as_int
 
 Shape = tuple[Value, ...]
 IndexItem = int | slice | None | EllipsisType
@@ -48,7 +48,9 @@ def array_operation(op: type[ast.operator], left: Value, right: Value) -> Value 
         return _broadcast_arrays(left, right)
     array, other = (left, right) if isinstance(left, ArrayV) else (right, left)
     assert isinstance(array, ArrayV)
-    if isinstance(other, Const) and isinstance(other.value, (int, float, bool)):
+    if (isinstance(other, Const) and isinstance(other.value, (int, float, bool))) or isinstance(
+        other, UnknownInt
+    ):
         return array  # a number keeps the array's shape, dtype (weak typing) and sharding
     return ArrayV(None, array.dtype)
 

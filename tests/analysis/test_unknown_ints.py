@@ -51,3 +51,21 @@ def f(n, xs):
 """
     )
     assert [s.shape for s in analysis.sites] == [None, None, None]
+
+
+def test_the_process_index_is_an_int_that_scales_an_array_as_it_is() -> None:
+    """maxtext examples/non_spmd.py: `idx * jnp.ones((idx + 1))` with `idx = jax.process_index()`."""
+    analysis = analyze(
+        HEADER
+        + """
+idx = jax.process_index()
+
+def example_step():
+    return idx * jnp.ones((idx + 1))
+
+out = jax.jit(example_step, out_shardings=NamedSharding(mesh, P(None)))()
+"""
+    )
+    site = next(s for s in analysis.sites if s.kind.value == "jit_out_sharding")
+    assert site.shape is not None and len(site.shape) == 1
+    assert site.layout is not None

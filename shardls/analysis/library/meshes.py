@@ -18,6 +18,7 @@ from shardls.analysis.values import (
     Seq,
     SpecV,
     Unknown,
+    UnknownInt,
     Value,
     as_int,
     as_str,
@@ -42,9 +43,11 @@ def _device_count(call: CallArgs) -> Value | None:
     return call.library.environment.device_count
 
 
-@calls("jax.process_count")
+@calls("jax.process_count", "jax.process_index")
 def _process_count(call: CallArgs) -> Value | None:
-    return Unknown("process count", symbol="process_count")
+    """An int known only when the program runs (`jnp.ones(jax.process_index() + 1)` is 1-D)."""
+    name = call.qualname.rsplit(".", 1)[-1]
+    return UnknownInt(name.replace("_", " "), symbol=name)
 
 
 @calls("jax.experimental.mesh_utils.create_device_mesh")
