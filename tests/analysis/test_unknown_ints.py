@@ -69,3 +69,18 @@ out = jax.jit(example_step, out_shardings=NamedSharding(mesh, P(None)))()
     site = next(s for s in analysis.sites if s.kind.value == "jit_out_sharding")
     assert site.shape is not None and len(site.shape) == 1
     assert site.layout is not None
+
+
+def test_a_list_of_ints_not_known_is_a_vector_of_its_length() -> None:
+    """maxtext tests/assets/.../generate_grpo_golden_logits.py: `jnp.array([len(prompt_tokens)] * 4)`."""
+    analysis = analyze(
+        HEADER
+        + """
+def lengths(prompt_tokens):
+    true_length = jax.device_put(jnp.array([len(prompt_tokens)] * 4), NamedSharding(mesh, P("data")))
+    return true_length
+"""
+    )
+    site = site_named(analysis, "true_length")
+    assert site.shard_shape == (2,)
+    assert site.dtype is not None and site.dtype.name == "int32"

@@ -19,6 +19,7 @@ from shardls.analysis.values import (
     Ref,
     Seq,
     Unknown,
+    UnknownInt,
     Value,
     as_int,
 )
@@ -271,6 +272,9 @@ class _NestedData:
             return value.shape
         if isinstance(value, Const) and type(value.value) in _KINDS:
             self.kinds.add(type(value.value))
+            return ()
+        if isinstance(value, UnknownInt):  # `jnp.array([len(tokens)] * 4)`: an int, whatever its value
+            self.kinds.add(int)
             return ()
         if not isinstance(value, Seq):
             return None
