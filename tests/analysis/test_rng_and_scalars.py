@@ -31,26 +31,24 @@ def test_a_global_set_by_a_function_is_what_it_assigns() -> None:
     analysis = analyze(
         HEADER
         + """
-class Generator:
-    def __init__(self, rng):
-        self.rng = rng
-
-    def __call__(self):
-        self.rng, split_rng = jax.random.split(self.rng)
-        return split_rng
+def init_mesh(rows):
+    global shared_mesh
+    shared_mesh = jax.make_mesh((rows, 8 // rows), ("data", "model"))
 
 def init_rng(seed):
     global shared_rng
-    shared_rng = Generator(jax.random.PRNGKey(seed))
+    shared_rng = jax.random.PRNGKey(seed)
 
-def next_rng():
-    return shared_rng()
-
+init_mesh(4)
 init_rng(0)
-placed = jax.device_put(next_rng(), NamedSharding(mesh, P()))
+key = jax.device_put(shared_rng, NamedSharding(mesh, P()))
+rows = jax.device_put(jnp.zeros((8, 2)), NamedSharding(shared_mesh, P("data")))
 """
     )
-    assert site_named(analysis, "placed").shard_shape == (2,)
+    assert site_named(analysis, "key").shard_shape == (2,)
+    assert site_named(analysis, "rows").shape is not None
+    rows_mesh = site_named(analysis, "rows").mesh  # the function's argument is not known there
+    assert rows_mesh is None or rows_mesh.fallback
 
 
 def test_a_name_nobody_binds_stays_unknown() -> None:
