@@ -76,7 +76,11 @@ def test_p_none_on_a_scalar_is_the_rank_error_jax_raises() -> None:
 
 def test_ragged_or_unknown_data_has_no_shape() -> None:
     assert placed("jnp.array([[1, 2], [3]])")[0] is None
-    assert placed("jnp.array([n, 2])", prelude="import sys\nn = len(sys.argv)\n")[0] is None
+    assert placed("jnp.array([n, 2])", prelude="from somewhere import n\n")[0] is None
+
+
+def test_an_int_not_known_here_is_still_one_element() -> None:
+    assert placed("jnp.array([n, 2])", prelude="import sys\nn = len(sys.argv)\n") == ((2,), "int32")
 
 
 def test_a_repeated_row_is_read_once() -> None:
