@@ -19,11 +19,11 @@ from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of
 from shardls.analysis.library.transforms import NNX_JITS
 from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
+from shardls.analysis.recognizers.sharding_pairs import Pair, pair_arguments
 from shardls.analysis.recognizers.wrapped import (
     SHAPE_CODES,
     Application,
     CallSite,
-    Pair,
     application_of,
     at_call,
     binds,
@@ -31,7 +31,6 @@ from shardls.analysis.recognizers.wrapped import (
     call_sites,
     caller_walker,
     output_pairs,
-    pair_arguments,
     pair_span,
     positional_arguments,
     quiet_mesh,

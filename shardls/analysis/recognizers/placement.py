@@ -12,7 +12,8 @@ from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
 from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, TreeBuilder
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.operations import IndexedV
-from shardls.analysis.recognizers.wrapped import Argument, pair_span, pair_tree
+from shardls.analysis.recognizers.sharding_pairs import Argument, pair_tree
+from shardls.analysis.recognizers.wrapped import pair_span
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.site_facts import shape_reason
 from shardls.analysis.sites import SiteBuilder, method_name, recognizes

@@ -20,11 +20,10 @@ from shardls.analysis.facts import MeshFact, Related, SiteKind, Span
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import python_scalar_array
 from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
+from shardls.analysis.recognizers.sharding_pairs import Argument, Pair, pair_arguments
 from shardls.analysis.recognizers.wrapped import (
     Application,
-    Argument,
     CallSite,
-    Pair,
     application_of,
     at_call,
     binds,
@@ -32,7 +31,6 @@ from shardls.analysis.recognizers.wrapped import (
     call_sites,
     caller_walker,
     output_pairs,
-    pair_arguments,
     pair_span,
     positional_arguments,
     quiet_mesh,
