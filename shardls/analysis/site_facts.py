@@ -114,8 +114,8 @@ def new_mesh_fact(
     all `device_count` of them), with notes on what was filled from the count and assumed; and
     its problems, each with what it rests on: a problem of the mesh's structure holds whatever
     the count is, any other rests on the count's assumptions too."""
-    resolved, problems = resolve_mesh(value.mesh, value.device_count or device_count)
-    problems = list(value.problems) + problems
+    resolved, checked = resolve_mesh(value.mesh, value.device_count or device_count)
+    problems = list(value.problems) + checked
     notes, assumed = [*value.provenance, *value.assumptions], list(value.assumptions)
     counted = f"{device_count} devices" + (f" ({device_count_note})" if device_count_note else "")
     # The count the mesh meets: the devices it was given, else all of them.
@@ -141,10 +141,20 @@ def new_mesh_fact(
         resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
     )
     rested = [
-        (p, own_assumptions(p) if p.code in MESH_STRUCTURE_CODES else (*own_assumptions(p), *count_assumed))
-        for p in problems
+        (p, (*own_assumptions(p), *_rests_on(p, p in checked, mesh_assumed, count_assumed))) for p in problems
     ]
     return fact, rested
+
+
+def _rests_on(
+    problem: Problem, of_sizes: bool, sizes_assumed: tuple[str, ...], count_assumed: tuple[str, ...]
+) -> tuple[str, ...]:
+    """What a mesh problem rests on beside its own assumptions: nothing for one of the mesh's
+    structure, the sizes' assumptions for a size the check of the sizes rejects (`n // 16` of an
+    assumed `n` is 0 only on the assumed count), the count's for any other."""
+    if problem.code not in MESH_STRUCTURE_CODES:
+        return count_assumed
+    return sizes_assumed if of_sizes and problem.code == "SH103" else ()
 
 
 def built_in(sharding: ShardingV | None, path: str) -> Span | None:

@@ -43,6 +43,29 @@ ici_parallelism = [1, args.ici_fsdp_parallelism, 1]
 mesh = Mesh(mesh_utils.create_device_mesh(ici_parallelism), ["data", "fsdp", "tensor"])
 """
 
+SUMMED_COUNT = """\
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("x",))
+n = sum([len(jax.devices()), 2], 0)
+x = jax.device_put(jnp.zeros((n,)), NamedSharding(mesh, P("x")))
+"""
+
+LARGEST_COUNT = """\
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("x",))
+n = max(len(jax.devices()), 2) + len(list(range(jax.device_count())))
+x = jax.device_put(jnp.zeros((n - 6,)), NamedSharding(mesh, P("x")))
+"""
+
+COUNT_OVER_SIXTEEN = """\
+import jax
+from jax.experimental import mesh_utils
+n = len(jax.devices()) // 16
+mesh = jax.sharding.Mesh(mesh_utils.create_device_mesh((1, 16, n)), ("a", "b", "c"))
+"""
+
 
 def errors(analysis: FileAnalysis) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if d.severity is Severity.ERROR]
@@ -52,7 +75,17 @@ def coded(analysis: FileAnalysis, code: str) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if d.code == code]
 
 
-@pytest.mark.parametrize(("source", "code"), [(NOTEBOOK_CELL, "SH001"), (TOO_LARGE, "SH104")])
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        (NOTEBOOK_CELL, "SH001"),
+        (TOO_LARGE, "SH104"),
+        (SUMMED_COUNT, "SH001"),
+        (LARGEST_COUNT, "SH001"),
+        (COUNT_OVER_SIXTEEN, "SH103"),
+    ],
+    ids=["cell", "too-large", "summed", "max-and-range", "size-zero"],
+)
 def test_a_problem_that_needs_the_default_device_count_is_a_warning_naming_it(source: str, code: str) -> None:
     analysis = analyze(source)
     assert not errors(analysis)
@@ -63,7 +96,17 @@ def test_a_problem_that_needs_the_default_device_count_is_a_warning_naming_it(so
     assert all(d.data["assumptions"] == list(d.assumptions) for d in flagged)
 
 
-@pytest.mark.parametrize(("source", "code"), [(NOTEBOOK_CELL, "SH001"), (TOO_LARGE, "SH104")])
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        (NOTEBOOK_CELL, "SH001"),
+        (TOO_LARGE, "SH104"),
+        (SUMMED_COUNT, "SH001"),
+        (LARGEST_COUNT, "SH001"),
+        (COUNT_OVER_SIXTEEN, "SH103"),
+    ],
+    ids=["cell", "too-large", "summed", "max-and-range", "size-zero"],
+)
 @pytest.mark.parametrize(
     "stated",
     [

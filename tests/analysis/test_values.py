@@ -63,10 +63,30 @@ def shard(body: str, name: str = "x") -> object:
         ),
         ("x = jax.device_put(jnp.zeros((8, 8)).reshape(4, -1), NamedSharding(mesh, P('data')))", (2, 16)),
         ("x = jax.device_put(jnp.zeros((8, 16)).T, NamedSharding(mesh, P('model')))", (4, 8)),
+        (
+            "import math\nx = jax.device_put(jnp.zeros((math.prod((1, 16, -1), start=-1), sum([2, 2], 4))), NamedSharding(mesh, P('data')))",
+            (8, 8),
+        ),
+        (
+            "x = jax.device_put(jnp.zeros((max([], default=8), min([4, 16]))), NamedSharding(mesh, P('model')))",
+            (2, 4),
+        ),
     ],
 )
 def test_arithmetic_and_collections(body: str, expected: tuple[int, ...]) -> None:
     assert shard(body) == expected
+
+
+def test_a_reduction_it_does_not_compute_stays_unknown() -> None:
+    """`max(..., key=abs)` is -16 here: taking the largest int (3) would invent a dimension."""
+    site = site_named(
+        analyze(
+            HEAD
+            + "x = jax.device_put(jnp.zeros((max([3, -16], key=abs) + 1,)), NamedSharding(mesh, P('data')))"
+        ),
+        "x",
+    )
+    assert site.shard_shape != (2,) and site.shape != (4,)
 
 
 @pytest.mark.parametrize(

@@ -304,7 +304,7 @@ def _float_pow(evaluator: Evaluator, a: int, b: int, node: ast.AST, frame: Frame
         return Unknown("arithmetic error")
 
 
-def assuming(result: Value, *operands: Value) -> Value:
+def assuming(result: Value, *operands: Value | None) -> Value:
     """`result` computed from `operands`, keeping the first assumption behind them (a size derived
     from the default device count is as assumed as the count itself)."""
     assumption = assumption_of(*operands)

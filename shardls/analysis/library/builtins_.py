@@ -30,6 +30,7 @@ from shardls.analysis.values import (
     Value,
     as_int,
     as_str,
+    assumption_of,
 )
 
 
@@ -63,7 +64,7 @@ def _len(call: CallArgs) -> Value | None:
     target = call.get(0)
     items = _items(target)
     if items is not None:
-        return _bounded(call, len(items))
+        return assuming(_bounded(call, len(items)), target)
     if isinstance(target, ArrayV) and target.shape:
         return target.shape[0]
     if isinstance(target, DevicesV) and target.shape is None:
@@ -101,28 +102,57 @@ def _convert(call: CallArgs) -> Value | None:
 
 @calls("builtins.min", "builtins.max", "builtins.sum", "math.prod", "numpy.prod")
 def _reduce(call: CallArgs) -> Value | None:
-    values = call.args
-    if len(values) == 1 or call.qualname in ("builtins.sum", "math.prod", "numpy.prod"):
-        items = _items(values[0]) if values else None
+    """The reduction of known ints, as assumed as any number it is computed from (the default
+    device count summed, multiplied or compared stays an assumption); None for a form it does not
+    compute (`key=`, `numpy.prod`'s `axis`/`initial`, a start that is not a known int)."""
+    name = call.qualname.rsplit(".", 1)[-1]
+    operands = _operands(call, name)
+    if operands is None:
+        return None
+    values, start = operands
+    ints = _ints(values)
+    if ints is None:
+        return None
+    result: int | None
+    if name in ("min", "max"):
+        default = call.kwargs.get("default")
+        if not ints:
+            return default
+        result = min(ints) if name == "min" else max(ints)
+    elif name == "sum":
+        result = sum(ints, start)
+    else:
+        result = start
+        for i in ints:
+            result *= i
+            if abs(result).bit_length() > call.evaluator.limits.int_bits:
+                return Unknown("integer too large")
+    return assuming(_bounded(call, result), *values, *call.args, *call.kwargs.values())
+
+
+def _operands(call: CallArgs, name: str) -> tuple[list[Value], int] | None:
+    """The numbers a reduction reads and the number it starts from."""
+    if name in ("min", "max"):
+        if set(call.kwargs) - {"default"}:
+            return None
+        values = list(call.args)
+        start = 0
+    elif call.qualname == "numpy.prod":
+        if len(call.args) != 1 or call.kwargs:
+            return None
+        values, start = list(call.args), 1
+    else:
+        given = call.get(1, "start") if name == "sum" else call.kwargs.get("start")
+        begin = as_int(given) if given is not None else (0 if name == "sum" else 1)
+        if begin is None or len(call.args) > (2 if name == "sum" else 1):
+            return None
+        values, start = list(call.args[:1]), begin
+    if len(values) == 1:
+        items = _items(values[0])
         if items is None:
             return None
         values = list(items)
-    ints = _ints(values)
-    if ints is None or (not ints and call.qualname.endswith(("min", "max"))):
-        return None
-    name = call.qualname.rsplit(".", 1)[-1]
-    if name == "min":
-        return _bounded(call, min(ints))
-    if name == "max":
-        return _bounded(call, max(ints))
-    if name == "sum":
-        return _bounded(call, sum(ints))
-    product = 1
-    for i in ints:
-        product *= i
-        if abs(product).bit_length() > call.evaluator.limits.int_bits:
-            return Unknown("integer too large")
-    return _bounded(call, product)
+    return values, start
 
 
 @calls("math.ceil", "math.floor", "math.sqrt", "math.log2")
@@ -132,7 +162,7 @@ def _math(call: CallArgs) -> Value | None:
         return None
     name = call.qualname.rsplit(".", 1)[-1]
     try:
-        return _bounded(call, getattr(math, name)(value.value))
+        return assuming(_bounded(call, getattr(math, name)(value.value)), value)
     except (ValueError, OverflowError):
         return Unknown(f"math.{name} of an invalid value")
 
@@ -165,7 +195,9 @@ def _range(call: CallArgs) -> Value | None:
     limit = call.evaluator.limits.collection
     if len(numbers[: limit + 1]) > limit:  # `len` of the whole range overflows past sys.maxsize
         return Unknown("range too long")
-    return Seq(tuple(Const(i) for i in numbers))
+    assumed = assumption_of(*call.args)
+    origin = Origin("computed", assumption=assumed) if assumed is not None else None
+    return Seq(tuple(Const(i, origin=origin) for i in numbers), origin=origin)
 
 
 @calls("builtins.zip")
