@@ -9,6 +9,7 @@ import ast
 import functools
 from collections.abc import Iterable
 
+from shardls.analysis.evaluation.device_branches import devices_stated
 from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.library import CallArgs
 from shardls.analysis.sharded.typing_pass import context_mesh, tracing
@@ -127,6 +128,7 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
         )
         builder.guard = guard
         try:
-            recognizer(builder, visit, call)
+            with devices_stated(evaluator, guard):
+                recognizer(builder, visit, call)
         finally:
             builder.guard = frozenset()

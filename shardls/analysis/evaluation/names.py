@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.bindings import evaluate_binding
+from shardls.analysis.evaluation.device_branches import note_branch
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.interfaces import Reads
 from shardls.analysis.evaluation.known_values import decided
@@ -21,7 +22,7 @@ from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.sharded.events import TypeEvent
 from shardls.analysis.sharded.propagate import named
 from shardls.analysis.source import Segment
-from shardls.analysis.values import ArrayV, Const, MeshV, Origin, Ref, Unknown, Value
+from shardls.analysis.values import ArrayV, Const, Guard, MeshV, Origin, Ref, Unknown, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluation.frame import ExpressionHandlers
@@ -87,6 +88,8 @@ class BindingMemos:
     again joins the same values, and joining options of options, each compared with the
     others, was most of the time of keras' `deserialize_keras_object` (a `config` rebound in
     a dozen branches)."""
+    stated_counts: dict[Guard, tuple[int, int]] = field(default_factory=dict)
+    """The device count an `if` branch on it states, with the test's line (`device_branches`)."""
     kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
     """The locals the memos above are keyed by (by id), kept alive so that no later call's
     locals can get the same id and be answered with another call's values."""
@@ -268,8 +271,11 @@ def _guards_hold(
             frame.call_depth if frame is not None else 0,
             frame.enclosing if frame is not None and scope is frame.scope else None,
         )
-        if decided(evaluator.eval(statement.test, test_frame)) is (not branch):
+        test = evaluator.eval(statement.test, test_frame)
+        if decided(test) is (not branch):
             return False
+        if isinstance(statement, ast.If):
+            note_branch(evaluator, statement, branch, test, test_frame)
     return True
 
 

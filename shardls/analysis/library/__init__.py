@@ -91,6 +91,9 @@ class Environment:
     default_dtype: DType
     x64: bool = False
     """`jax_enable_x64`: 64-bit dtypes stay 64-bit instead of being narrowed."""
+    stated_in_branch: bool = False
+    """The device count is the one an `if` branch on it states (`device_branches`), not the
+    file's: a mesh built there meets that many devices."""
 
 
 _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (

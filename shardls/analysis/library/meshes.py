@@ -112,6 +112,8 @@ def _mesh(call: CallArgs) -> Value | None:
             visible = as_int(devices.count)
         elif isinstance(devices, Seq):  # `devices=[jax.devices()[0]]`: as many as listed
             visible = len(devices.items)
+        elif call.library.environment.stated_in_branch:  # the devices the branch's test states
+            visible = as_int(call.library.environment.device_count)
     axis_types = axis_types_of(call.get(2, "axis_types"))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
     span = call.frame.span(call.node)
