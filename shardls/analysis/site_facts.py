@@ -141,7 +141,9 @@ def new_mesh_fact(
         resolved, span, name, source, "", tuple(dict.fromkeys(notes)), value.path, assumed=mesh_assumed
     )
     rested = [
-        (p, (*own_assumptions(p), *_rests_on(p, p in checked, mesh_assumed, count_assumed))) for p in problems
+        (p, (*own_assumptions(p), *_rests_on(p, p in checked, mesh_assumed, count_assumed)))
+        for p in problems
+        if p.code in MESH_STRUCTURE_CODES or not value.runs_elsewhere
     ]
     return fact, rested
 

@@ -213,6 +213,9 @@ class MeshV(Value):
     """The devices the constructor was given (`jax.devices()[:4]`), when not all of them."""
     count_assumption: str | None = None
     """What that count rests on when it comes from the default device count."""
+    runs_elsewhere: bool = False
+    """Built in a branch the default device count contradicts (`if jax.device_count() >= 16:`):
+    its problems that rest on the count are not this machine's (`device_branches`)."""
 
 
 @dataclass(frozen=True)

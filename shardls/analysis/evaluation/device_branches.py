@@ -2,7 +2,9 @@
 (`if len(jax.devices()) == 1: mesh_shape = (1, 1)`) states, inside the branch, how many devices
 there are. A test that rests on the default device count decides nothing (`known_values.decided`),
 but a value that comes through a branch whose test is an equality on the count is evaluated with
-that count, known from the code there, instead of the assumed default it never runs with."""
+that count, known from the code there, instead of the assumed default it never runs with; one
+that comes through a branch the default count contradicts (`if jax.device_count() >= 16:` with 8
+assumed) runs only on other machines, so what rests on the count is not reported for it."""
 
 from __future__ import annotations
 
@@ -13,36 +15,37 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.frame import Frame
+from shardls.analysis.evaluation.known_values import decided, truthiness
 from shardls.analysis.values import Const, Guard, Origin, Value
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator
-    from shardls.analysis.library import Library
+    from shardls.analysis.library import Environment, Library
 
 
 def note_branch(evaluator: Evaluator, statement: ast.If, branch: bool, test: Value, frame: Frame) -> None:
-    """Remember the device count the `branch` of `statement` states, when its test (`test`, its
-    value) compares the device count itself with a number: `n == 1` in its body, `n != 1` in its
-    else branch. Kept with the evaluator's memos, which the tests are decided with."""
-    count = _stated_count(evaluator, statement.test, branch, test, frame)
-    if count is not None:
+    """Remember what the `branch` of `statement` says of the device count when its test (`test`,
+    its value) rests on the default count: the count, when the test compares the count itself
+    with a number (`n == 1` in its body, `n != 1` in its else branch); None when it states none
+    but the default count contradicts it. Kept with the evaluator's memos, which decide the tests."""
+    truth = truthiness(test)
+    if truth is None or decided(test) is not None:
+        return  # a test decided from the code or the user's settings, or not known at all
+    count = _stated_count(evaluator, statement.test, branch, frame)
+    if count is not None or truth is not branch:
         evaluator.memos.stated_counts[(id(statement), branch)] = (count, statement.lineno)
 
 
-def _stated_count(
-    evaluator: Evaluator, node: ast.expr, branch: bool, test: Value, frame: Frame
-) -> int | None:
+def _stated_count(evaluator: Evaluator, node: ast.expr, branch: bool, frame: Frame) -> int | None:
+    """The number the device count itself (`jax.device_count()`, `len(jax.devices())`, a name
+    bound to one) is compared with, where the branch makes them equal; none from an assumption."""
     library = _library(evaluator)
     if library is None or not isinstance(node, ast.Compare) or len(node.ops) != 1:
         return None
     equal = isinstance(node.ops[0], ast.Eq)
     if not (equal or isinstance(node.ops[0], ast.NotEq)) or equal is not branch:
         return None
-    origin, count = test.origin, library.environment.device_count
-    if origin is None or origin.assumption is None or count.origin is None:
-        return None
-    if origin.assumption != count.origin.assumption:
-        return None  # the test rests on another assumption (a flag's default)
+    count = library.environment.device_count
     left, right = evaluator.eval(node.left, frame), evaluator.eval(node.comparators[0], frame)
     other = right if left is count else left if right is count else None
     if not isinstance(other, Const) or type(other.value) is not int or other.value < 1:
@@ -50,31 +53,32 @@ def _stated_count(
     return None if other.origin is not None and other.origin.assumption is not None else other.value
 
 
-def stated_count(evaluator: Evaluator, guard: frozenset[Guard]) -> tuple[int, int] | None:
-    """The device count (and the line of the test stating it) the branches of `guard` state,
-    when they state one; None when none does, or two state different counts (no run)."""
-    stated = [found for g in guard if (found := evaluator.memos.stated_counts.get(g)) is not None]
-    if not stated or len({count for count, _ in stated}) != 1:
-        return None
-    return min(stated)
-
-
 @contextlib.contextmanager
 def devices_stated(evaluator: Evaluator, guard: frozenset[Guard]) -> Iterator[None]:
-    """The library models JAX with the device count `guard`'s branches state while a call of
-    the values that come through them is evaluated (`jax.make_mesh(mesh_shape, ...)`)."""
-    library, stated = _library(evaluator), stated_count(evaluator, guard)
-    if library is None or stated is None:
+    """The library models JAX with what `guard`'s branches say of the device count while a call
+    of the values that come through them is evaluated (`jax.make_mesh(mesh_shape, ...)`)."""
+    library = _library(evaluator)
+    said = [found for g in guard if (found := evaluator.memos.stated_counts.get(g)) is not None]
+    if library is None or not said:
         yield
         return
-    count, line = stated
     before = library.environment
-    origin = Origin(f"the test at line {line}")
-    library.environment = replace(before, device_count=Const(count, origin=origin), stated_in_branch=True)
+    library.environment = _narrowed(before, said)
     try:
         yield
     finally:
         library.environment = before
+
+
+def _narrowed(environment: Environment, said: list[tuple[int | None, int]]) -> Environment:
+    """One count stated (the branches of an `elif` chain agree with it): that count, known from
+    the test that states it. None stated, or two that differ: the branches run elsewhere."""
+    stated = sorted((count, line) for count, line in said if count is not None)
+    if not stated or len({count for count, _ in stated}) != 1:
+        return replace(environment, runs_elsewhere=True)
+    count, line = stated[0]
+    origin = Origin(f"the test at line {line}")
+    return replace(environment, device_count=Const(count, origin=origin), stated_in_branch=True)
 
 
 def _library(evaluator: Evaluator) -> Library | None:

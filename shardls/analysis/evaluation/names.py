@@ -88,8 +88,9 @@ class BindingMemos:
     again joins the same values, and joining options of options, each compared with the
     others, was most of the time of keras' `deserialize_keras_object` (a `config` rebound in
     a dozen branches)."""
-    stated_counts: dict[Guard, tuple[int, int]] = field(default_factory=dict)
-    """The device count an `if` branch on it states, with the test's line (`device_branches`)."""
+    stated_counts: dict[Guard, tuple[int | None, int]] = field(default_factory=dict)
+    """What an `if` branch on the default device count says of it, with the test's line: the
+    count it states, or None when it only contradicts the default (`device_branches`)."""
     kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
     """The locals the memos above are keyed by (by id), kept alive so that no later call's
     locals can get the same id and be answered with another call's values."""

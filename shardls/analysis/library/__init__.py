@@ -94,6 +94,9 @@ class Environment:
     stated_in_branch: bool = False
     """The device count is the one an `if` branch on it states (`device_branches`), not the
     file's: a mesh built there meets that many devices."""
+    runs_elsewhere: bool = False
+    """The code evaluated runs only where the device count is not the assumed default (an `if`
+    branch the default contradicts): what rests on the count is not reported for it."""
 
 
 _PREFIX_ALIASES: tuple[tuple[str, str], ...] = (

@@ -126,6 +126,7 @@ def _mesh(call: CallArgs) -> Value | None:
         problems=tuple(problems),
         device_count=visible,
         count_assumption=assumption_of(devices.count) if isinstance(devices, DevicesV) else None,
+        runs_elsewhere=call.library.environment.runs_elsewhere,
     )
 
 

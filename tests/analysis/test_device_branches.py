@@ -1,0 +1,121 @@
+"""Branches on the device count (issue #12): code that adapts to the machine states, inside a
+branch, how many devices there are (`if num_tpus == 1: mesh_counts = (1, 1)`), and a mesh built
+from what comes through it meets that count, known from the code; a branch the default count
+contradicts (`if jax.device_count() >= 16:`) runs only elsewhere, so what rests on the count is
+not reported for it. A count the user states still decides the branches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from analysis_helpers import analyze
+
+from shardls.analysis.facts import FileAnalysis
+from shardls.analysis.settings import Settings
+from shardls.core import Severity
+
+ADAPTING = """
+import jax
+
+num_tpus = len(jax.devices())
+if num_tpus == 8:
+    mesh_counts = (1, 4)
+elif num_tpus == 1:
+    mesh_counts = (1, 1)
+else:
+    raise ValueError(num_tpus)
+mesh = jax.make_mesh(mesh_counts, ("fsdp", "tp"))
+"""
+
+
+def problems(analysis: FileAnalysis) -> list[tuple[str, Severity, str]]:
+    return [(d.code, d.severity, d.message) for d in analysis.diagnostics]
+
+
+def test_a_mesh_of_a_branch_that_states_the_count_meets_that_count() -> None:
+    """The `== 1` branch's mesh uses its one device; the `== 8` branch's uses 4 of 8, known
+    from the code there rather than assumed."""
+    analysis = analyze(ADAPTING)
+    assert [(code, severity) for code, severity, _ in problems(analysis)] == [("SH107", Severity.INFO)]
+    assert "first 4 of 8 devices" in analysis.diagnostics[0].message
+    assert analysis.diagnostics[0].assumptions == ()
+
+
+@pytest.mark.parametrize("test", ["num_tpus != 1", "jax.device_count() != 1", "1 != len(jax.devices())"])
+def test_the_else_branch_of_an_inequality_states_the_count(test: str) -> None:
+    analysis = analyze(
+        f"""
+        import jax
+
+        num_tpus = len(jax.devices())
+        if {test}:
+            shape = (2, num_tpus // 2)
+        else:
+            shape = (1, 1)
+        mesh = jax.make_mesh(shape, ("data", "model"))
+        """
+    )
+    assert problems(analysis) == []
+
+
+def test_a_branch_the_default_count_contradicts_reports_nothing_resting_on_the_count() -> None:
+    """16 devices are needed only where there are at least 16: not an SH104 on 8 assumed."""
+    analysis = analyze(
+        """
+        import jax
+
+        if jax.device_count() >= 16:
+            shape = (4, 4)
+        else:
+            shape = (2, jax.device_count() // 2)
+        mesh = jax.make_mesh(shape, ("data", "model"))
+        """
+    )
+    assert problems(analysis) == []
+
+
+def test_a_problem_of_the_mesh_itself_is_still_reported_in_a_branch_run_elsewhere() -> None:
+    analysis = analyze(
+        """
+        import jax
+
+        if jax.device_count() >= 16:
+            shape = (4, 4)
+        else:
+            shape = (2, 4)
+        mesh = jax.make_mesh(shape, ("data", "data"))
+        """
+    )
+    assert {code for code, _, _ in problems(analysis)} == {"SH101"}
+
+
+def test_a_comparison_of_a_number_computed_from_the_count_states_no_count() -> None:
+    """`n // 2 == 1` holds on 2 or 3 devices: the branch runs elsewhere, nothing stated."""
+    analysis = analyze(
+        """
+        import jax
+
+        n = jax.device_count()
+        if n // 2 == 1:
+            shape = (1, 1)
+        else:
+            shape = (2, 4)
+        mesh = jax.make_mesh(shape, ("data", "model"))
+        """
+    )
+    assert problems(analysis) == []
+
+
+def test_a_count_the_user_states_still_decides_the_branches() -> None:
+    """With 1 device stated only the `== 1` branch runs; with 8, only the `== 8` one, whose
+    mesh uses 4 of them as a fact."""
+    assert problems(analyze(ADAPTING, Settings(device_count=1))) == []
+    stated = analyze(ADAPTING, Settings(device_count=8))
+    assert [(code, severity) for code, severity, _ in problems(stated)] == [("SH107", Severity.INFO)]
+    assert "first 4 of 8 devices" in stated.diagnostics[0].message
+
+
+def test_the_corpus_program_adapting_to_the_machine_has_no_problem_on_the_assumed_count() -> None:
+    program = Path(__file__).parent.parent / "corpus" / "r60_device_count_branches.py"
+    assert problems(analyze(program.read_text())) == []
