@@ -42,69 +42,40 @@ def test_a_mesh_of_a_branch_that_states_the_count_meets_that_count() -> None:
     assert analysis.diagnostics[0].assumptions == ()
 
 
-@pytest.mark.parametrize("test", ["num_tpus != 1", "jax.device_count() != 1", "1 != len(jax.devices())"])
-def test_the_else_branch_of_an_inequality_states_the_count(test: str) -> None:
-    analysis = analyze(
+def branching(test: str, then: str, otherwise: str, names: str = '("data", "model")') -> FileAnalysis:
+    """The analysis of a mesh built from a shape set by an `if` on `test` and its `else`."""
+    return analyze(
         f"""
         import jax
 
         num_tpus = len(jax.devices())
         if {test}:
-            shape = (2, num_tpus // 2)
+            shape = {then}
         else:
-            shape = (1, 1)
-        mesh = jax.make_mesh(shape, ("data", "model"))
+            shape = {otherwise}
+        mesh = jax.make_mesh(shape, {names})
         """
     )
-    assert problems(analysis) == []
+
+
+@pytest.mark.parametrize("test", ["num_tpus != 1", "jax.device_count() != 1", "1 != len(jax.devices())"])
+def test_the_else_branch_of_an_inequality_states_the_count(test: str) -> None:
+    assert problems(branching(test, "(2, num_tpus // 2)", "(1, 1)")) == []
 
 
 def test_a_branch_the_default_count_contradicts_reports_nothing_resting_on_the_count() -> None:
     """16 devices are needed only where there are at least 16: not an SH104 on 8 assumed."""
-    analysis = analyze(
-        """
-        import jax
-
-        if jax.device_count() >= 16:
-            shape = (4, 4)
-        else:
-            shape = (2, jax.device_count() // 2)
-        mesh = jax.make_mesh(shape, ("data", "model"))
-        """
-    )
-    assert problems(analysis) == []
+    assert problems(branching("jax.device_count() >= 16", "(4, 4)", "(2, num_tpus // 2)")) == []
 
 
 def test_a_problem_of_the_mesh_itself_is_still_reported_in_a_branch_run_elsewhere() -> None:
-    analysis = analyze(
-        """
-        import jax
-
-        if jax.device_count() >= 16:
-            shape = (4, 4)
-        else:
-            shape = (2, 4)
-        mesh = jax.make_mesh(shape, ("data", "data"))
-        """
-    )
+    analysis = branching("jax.device_count() >= 16", "(4, 4)", "(2, 4)", '("data", "data")')
     assert {code for code, _, _ in problems(analysis)} == {"SH101"}
 
 
 def test_a_comparison_of_a_number_computed_from_the_count_states_no_count() -> None:
     """`n // 2 == 1` holds on 2 or 3 devices: the branch runs elsewhere, nothing stated."""
-    analysis = analyze(
-        """
-        import jax
-
-        n = jax.device_count()
-        if n // 2 == 1:
-            shape = (1, 1)
-        else:
-            shape = (2, 4)
-        mesh = jax.make_mesh(shape, ("data", "model"))
-        """
-    )
-    assert problems(analysis) == []
+    assert problems(branching("num_tpus // 2 == 1", "(1, 1)", "(2, 4)")) == []
 
 
 def test_a_count_the_user_states_still_decides_the_branches() -> None:
