@@ -11,9 +11,10 @@ is rebuilt through it (`Shifter`), or, where the map cannot say for sure, it is 
 - a line inside the edited segments has no place in the map;
 - a text's "line N" is moved only where it must be one of this file's lines: not when the
   result read another module (a function of it is rendered at its own lines, "at line N" with no
-  path) nor when a string literal of the file mentions "line" (a value shown in a text could
-  then read "line N" of its own), nor in an object of another file (`path`: its spans are that
-  file's and stay); there a "line N" the map would move makes the result unshiftable;
+  path) nor when a string literal of the file could make that very "line N" (a value shown in a
+  text reads as it was written, `literal_lines`), nor in an object of another file (`path`: its
+  spans are that file's and stay); there a "line N" the map would move makes the result
+  unshiftable;
 - an object the walk does not know (anything but plain values, containers and dataclasses)
   makes it unshiftable too.
 
@@ -23,15 +24,14 @@ text is `line {number}` (1-based), which is what `_LINE` reads back.
 
 from __future__ import annotations
 
-import ast
 import enum
 import functools
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 
 from shardls.analysis.facts import Span
+from shardls.analysis.literal_lines import LiteralLines
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import Segment
 
@@ -75,18 +75,19 @@ class Shifter:
     """Rebuilds values through a `LineMap`, sharing what it rebuilt (a mesh fact many sites hold
     is rebuilt once) and handing back the very object where nothing moved."""
 
-    def __init__(self, lines: LineMap, path: str, trusted: bool) -> None:
-        """`path`: the file's (an object of another `path` is that file's); `trusted`: whether a
-        "line N" in a text may be moved (see the module's docstring)."""
+    def __init__(self, lines: LineMap, path: str, literals: LiteralLines) -> None:
+        """`path`: the file's (an object of another `path` is that file's); `literals`: the
+        "line N" the file's literals could make, which are not moved (see the module's
+        docstring)."""
         self.lines = lines
         self.path = path
-        self.trusted = trusted
+        self.literals = literals
         self._done: dict[tuple[int, bool, bool], tuple[object, object]] = {}
 
     def value(self, value: object, trusted: bool = True, foreign: bool = False) -> object:
         """`value` at the lines the map gives (`trusted`: also the result it is part of lets
         texts be moved; `foreign`: it is another file's, as if its `path` said so)."""
-        return self._value(value, self.trusted and trusted, foreign)
+        return self._value(value, trusted, foreign)
 
     def values(self, values: Iterable[object], trusted: bool = True) -> list[object]:
         return [self.value(value, trusted) for value in values]
@@ -145,7 +146,7 @@ class Shifter:
         def moved(match: re.Match[str]) -> str:
             number = int(match.group(1))
             now = self.lines.line(number - 1) + 1
-            if now != number and not movable:
+            if now != number and (not movable or self.literals.could_make(match.group(1))):
                 raise Unshiftable(f"cannot tell which file's line {number} a text names")
             return f"line {now}"
 
@@ -161,41 +162,6 @@ def _init_fields(kind: type) -> tuple[str, ...]:
     if any(not f.init for f in found) and not hasattr(kind, "__post_init__"):
         raise Unshiftable(f"cannot move a {kind.__name__}")
     return tuple(f.name for f in found if f.init)
-
-
-_WORD = re.compile(r"\bline", re.IGNORECASE)
-_MENTIONS: OrderedDict[str, bool] = OrderedDict()
-"""`mentions_line` by segment text (not by tree: keeping trees alive costs memory); a file keeps
-most of its segments' strings from one edit to the next."""
-_MENTIONS_KEPT = 20_000
-
-
-def mentions_line(text: str, body: tuple[ast.stmt, ...]) -> bool:
-    """Whether a string literal of a segment (`text`, parsed as `body`) has a word beginning with
-    "line": a value the analysis shows in a text could then read like a line reference."""
-    found = _MENTIONS.get(text)
-    if found is None:
-        found = _MENTIONS[text] = _WORD.search(text) is not None and any(
-            _WORD.search(literal) is not None for literal in _literals(body)
-        )
-        while len(_MENTIONS) > _MENTIONS_KEPT:
-            _MENTIONS.popitem(last=False)
-    return found
-
-
-def _literals(body: tuple[ast.stmt, ...]) -> Iterable[str]:
-    """The string and bytes literals of a tree but its docstrings (an expression statement's
-    value is never read)."""
-    for statement in body:
-        unread = set()
-        for node in ast.walk(statement):
-            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-                unread.add(id(node.value))
-            elif isinstance(node, ast.Constant) and id(node) not in unread:
-                if isinstance(node.value, str):
-                    yield node.value
-                elif isinstance(node.value, bytes):
-                    yield node.value.decode("latin-1")
 
 
 _STEPS = 16
@@ -252,8 +218,3 @@ def _step_map(before: ModuleInfo, now: ModuleInfo) -> tuple[LineMap, dict[int, S
             kept.append((segment.first_line, segment.first_line + min(len(segment.lines), len(same.lines))))
     lines = LineMap(start, stop, edit.delta, tuple(kept))
     return lines, window.moved(before.source.segments, now.source.segments)
-
-
-def trusted(module: ModuleInfo) -> bool:
-    """Whether no string literal of the module may read like a line reference (`mentions_line`)."""
-    return not any(mentions_line(segment.text, segment.body) for segment in module.source.segments)

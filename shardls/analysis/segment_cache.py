@@ -19,7 +19,8 @@ from typing import Generic, Protocol, Self, TypeVar, cast
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
-from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map, trusted
+from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map
+from shardls.analysis.literal_lines import file_lines
 from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.sharded.typing_pass import placed_type
@@ -209,7 +210,7 @@ class FileCache(Generic[R]):
             moves = line_map(self._module, module)
             if moves is not None:
                 lines, moved = moves
-                self._shifter = Shifter(lines, self.path, trusted(module))
+                self._shifter = Shifter(lines, self.path, file_lines(module))
                 self._moved = {id(now): was for was, now in moved.items() if was in self._entries}
         if fingerprint == self.fingerprint:
             return True

@@ -8,7 +8,8 @@ lines, numbers changed, the mesh definition edited (which every other segment de
 statement added to a method's body, a number or a name changed in a method's line (the
 `classy` fixture's methods call each other), a line commented out or suppressed, a comment typed at the
 end of a line (or trailing whitespace), a top-level statement
-pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text).
+pasted twice, an unclosed docstring or bracket, and undo (back to an earlier text). The
+`literal_lines` fixture's literals read like the lines its texts name (an axis "line 19").
 
 `moving_sequence` gives edits that move lines and changes sent as the whole new text (`Whole`),
 as an editor's undo, a full-sync client, a formatter or "revert file" sends them: an Enter, a
@@ -167,6 +168,36 @@ CLASSY = textwrap.dedent(
 )
 
 
+LITERAL_LINES = textwrap.dedent(
+    '''\
+    """Literals that read like the lines texts name: an axis named after line 19, shown in the
+    texts of every array laid out over it (which name line 19 too), and words beginning with
+    "line" that cannot be shown as a line."""
+
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    AXIS = "line 19"
+    mesh = jax.make_mesh((2, 4), (AXIS, "model"))
+    KEYS = ("linear1", "line: rows")
+
+
+    def place(rows, cols=16):
+        return jax.device_put(jnp.zeros((rows, cols)), NamedSharding(mesh, P(AXIS, "model")))
+
+
+    a = place(8)
+    b = place(6)
+    c = jax.device_put(jnp.zeros((12, 6)), NamedSharding(mesh, P("model", AXIS)))
+    named = {KEYS[0]: place(4)}
+    rows = jax.make_mesh((8,), ("rows",))
+    d = jax.device_put(jnp.zeros((16, 4)), NamedSharding(rows, P("rows")))
+    '''
+)
+
+
 @dataclass(frozen=True)
 class Fixture:
     name: str
@@ -181,6 +212,7 @@ def fixtures() -> list[Fixture]:
         Fixture("dependent", DEPENDENT, (("dims.py", DIMS),)),
         Fixture("generated", model_source(90)),
         Fixture("classy", CLASSY),
+        Fixture("literal_lines", LITERAL_LINES),
     ]
     found += [Fixture(path.stem, path.read_text()) for path in sorted(EXAMPLES.glob("*.py"))]
     return found

@@ -10,6 +10,7 @@ import pytest
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable
+from shardls.analysis.literal_lines import NONE, LiteralLines
 
 PATH = "/virtual/m.py"
 
@@ -119,22 +120,60 @@ def test_an_edit_inside_a_function_analyses_its_callers_again() -> None:
     assert _edit(analyzer, _lines(MODEL, 9, ["    cols = cols"])) == 1
 
 
-def test_a_literal_mentioning_a_line_keeps_the_texts_from_moving() -> None:
-    """A string literal that mentions "line" could be shown in a text as if it named a line:
-    then no text naming a line below the edit is moved, the results are analysed again."""
-    model = MODEL.replace('("data", "model"))\nROWS', '("data", "model"))\nNOTE = "line 12"\nROWS')
+def _noted(literal: str) -> str:
+    return MODEL.replace("ROWS = 64\n", f"ROWS = 64\nNOTE = {literal}\n")
+
+
+@pytest.mark.parametrize(
+    "literal", ['"linear"', '("line: rows", "line of the mesh")', '"lines 14"', '"line 40"']
+)
+def test_a_literal_that_cannot_read_as_a_named_line_keeps_the_moves(literal: str) -> None:
+    """A literal with a word "line" in it that cannot be shown as any line the texts name (a
+    longer word, punctuation or a word after it, another number) moves the texts as before."""
+    analyzer = _Counting()
+    analyzer.analyze(PATH, _noted(literal))
+    assert _edit(analyzer, _lines(_noted(literal), 0, [""])) == 0
+
+
+@pytest.mark.parametrize("literal", ['f"line {ROWS}"', '"line %d" % ROWS', '"line 1"'])
+def test_a_literal_that_could_read_as_a_named_line_keeps_it_from_moving(literal: str) -> None:
+    """A literal that could be shown as "line 14" (any number may follow it, or it is "line 1"
+    and digits may be joined to it): a text naming line 14, which the Enter moves, could be
+    showing it, so its result is analysed again."""
+    analyzer = _Counting()
+    analyzer.analyze(PATH, _noted(literal))
+    assert _edit(analyzer, _lines(_noted(literal), 0, [""])) > 0
+
+
+def test_a_literal_shown_in_a_text_stays_where_the_line_it_names_moves() -> None:
+    """`P("model", "line 14")` names an axis the mesh lacks, and the error shows it; line 14
+    (`b = place(6)`) is named in texts too. An Enter above it moves the line but not the
+    literal, so the results with a text reading "line 14" are analysed again (the one showing it
+    and `b`'s own, which names the line by the same words), not the others; the outcome is the
+    fresh analysis's (`_edit`). An Enter below it moves neither, and nothing is analysed again."""
+    model = MODEL.replace('P("model", "data")', 'P("model", "line 14")')
+    fresh = Analyzer().analyze(PATH, model)
+    assert any("'line 14' in P(" in diagnostic.message for diagnostic in fresh.diagnostics)
+    assert any("at line 14" in text for site in fresh.sites for text in site.provenance)
     analyzer = _Counting()
     analyzer.analyze(PATH, model)
-    assert _edit(analyzer, _lines(model, 0, [""])) > 0
+    assert _edit(analyzer, _lines(model, 0, [""])) == 2
+    assert _edit(analyzer, model) == 2
+    assert _edit(analyzer, _lines(model, 15, [""])) == 0
+    assert _edit(analyzer, model) == 0
 
 
 def test_a_line_the_edit_replaced_cannot_be_moved() -> None:
-    shifter = Shifter(LineMap(3, 5, 2), PATH, trusted=True)
+    shifter = Shifter(LineMap(3, 5, 2), PATH, NONE)
     assert shifter.value("literal at line 3") == "literal at line 3"
     assert shifter.value("literal at line 6") == "literal at line 8"
     with pytest.raises(Unshiftable):
         shifter.value("literal at line 4")
-    untrusted = Shifter(LineMap(3, 5, 2), PATH, trusted=False)
-    assert untrusted.value("literal at line 2") == "literal at line 2"
+
+
+def test_a_line_a_literal_could_make_is_not_moved() -> None:
+    literal = Shifter(LineMap(3, 5, 2), PATH, LiteralLines(exact=frozenset({"6"})))
+    assert literal.value("literal at line 2") == "literal at line 2"
+    assert literal.value("literal at line 7") == "literal at line 9"
     with pytest.raises(Unshiftable):
-        untrusted.value("literal at line 6")
+        literal.value("literal at line 6")
