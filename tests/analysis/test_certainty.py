@@ -75,7 +75,7 @@ def coded(analysis: FileAnalysis, code: str) -> list[Diagnostic]:
     return [d for d in analysis.diagnostics if d.code == code]
 
 
-@pytest.mark.parametrize(
+ON_THE_DEFAULT_COUNT = pytest.mark.parametrize(
     ("source", "code"),
     [
         (NOTEBOOK_CELL, "SH001"),
@@ -86,6 +86,11 @@ def coded(analysis: FileAnalysis, code: str) -> list[Diagnostic]:
     ],
     ids=["cell", "too-large", "summed", "max-and-range", "size-zero"],
 )
+"""Programs with a problem only on the device count they are checked with: a warning on the
+default count, an error on a stated one."""
+
+
+@ON_THE_DEFAULT_COUNT
 def test_a_problem_that_needs_the_default_device_count_is_a_warning_naming_it(source: str, code: str) -> None:
     analysis = analyze(source)
     assert not errors(analysis)
@@ -96,17 +101,7 @@ def test_a_problem_that_needs_the_default_device_count_is_a_warning_naming_it(so
     assert all(d.data["assumptions"] == list(d.assumptions) for d in flagged)
 
 
-@pytest.mark.parametrize(
-    ("source", "code"),
-    [
-        (NOTEBOOK_CELL, "SH001"),
-        (TOO_LARGE, "SH104"),
-        (SUMMED_COUNT, "SH001"),
-        (LARGEST_COUNT, "SH001"),
-        (COUNT_OVER_SIXTEEN, "SH103"),
-    ],
-    ids=["cell", "too-large", "summed", "max-and-range", "size-zero"],
-)
+@ON_THE_DEFAULT_COUNT
 @pytest.mark.parametrize(
     "stated",
     [
