@@ -7,7 +7,7 @@ from __future__ import annotations
 from shardls.analysis.facts import DeviceCount, MeshFact
 from shardls.analysis.library import Environment
 from shardls.analysis.pragmas import Pragmas
-from shardls.analysis.settings import DEFAULT_DEVICE_COUNT, Settings
+from shardls.analysis.settings import DEFAULT_COUNT_SOURCE, DEFAULT_DEVICE_COUNT, Settings
 from shardls.analysis.values import Const, Origin
 from shardls.core import parse_dtype
 
@@ -24,9 +24,7 @@ def file_device_count(pragmas: Pragmas, settings: Settings) -> DeviceCount:
         return DeviceCount(count, f"{what} at line {line + 1}")
     if settings.device_count is not None:
         return DeviceCount(settings.device_count, settings.device_count_source)
-    return DeviceCount(
-        DEFAULT_DEVICE_COUNT, "default device count; set it with # shardls: device-count=N", default=True
-    )
+    return DeviceCount(DEFAULT_DEVICE_COUNT, DEFAULT_COUNT_SOURCE, default=True)
 
 
 def file_environment(device_count: DeviceCount, settings: Settings) -> Environment:

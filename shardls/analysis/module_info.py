@@ -7,6 +7,7 @@ file that evaluates the module shares them.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import weakref
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from shardls.analysis.source import ParsedSource
+from shardls.analysis.source import ParsedSource, Segment
 
 if TYPE_CHECKING:
     from shardls.analysis.definitions import ClassInfo, FunctionInfo
@@ -70,6 +71,20 @@ class ModuleInfo:
         callers read."""
         segments = self.source.segments
         return tuple((id(segments[i].body), segments[i].first_line) for i in self.call_index.get(callee, ()))
+
+    @cached_property
+    def global_setters(self) -> dict[str, list[tuple[Segment, ast.FunctionDef | ast.AsyncFunctionDef]]]:
+        """The module-level functions whose own body declares each name `global` (what a name
+        the module binds nowhere else is, `evaluation.names`), found once per module version."""
+        found: dict[str, list[tuple[Segment, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+        for segment in self.source.segments:
+            for stmt in segment.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for inner in stmt.body:
+                        if isinstance(inner, ast.Global):
+                            for name in inner.names:
+                                found.setdefault(name, []).append((segment, stmt))
+        return found
 
     @property
     def scope(self) -> Scope:

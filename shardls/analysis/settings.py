@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from shardls.core import DType, Mesh
 
 DEFAULT_DEVICE_COUNT = 8
+DEFAULT_COUNT_SOURCE = "default device count; set it with # shardls: device-count=N"
+"""Where the device count comes from when nobody states it: every assumption resting on it reads
+`8 devices (DEFAULT_COUNT_SOURCE)`, which is how a test on it is told from one on a stated count."""
 
 
 @dataclass(frozen=True)

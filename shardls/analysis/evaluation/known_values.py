@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import ast
 
+from shardls.analysis.settings import DEFAULT_COUNT_SOURCE
 from shardls.analysis.values import ArrayV, Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
-
-DEFAULT_COUNT = "(default device count"
-"""How an assumption that is the default device count reads (`file_settings.file_environment`)."""
 
 
 def decided(value: Value) -> bool | None:
@@ -18,7 +16,11 @@ def decided(value: Value) -> bool | None:
     the machine (`if len(jax.devices()) >= 4: mesh = ...`) runs the other branch on another one,
     so what the assumed count's branch builds must not be taken as known from the code."""
     origin = value.origin
-    if origin is not None and origin.assumption is not None and DEFAULT_COUNT in origin.assumption:
+    if (
+        origin is not None
+        and origin.assumption is not None
+        and f"({DEFAULT_COUNT_SOURCE})" in origin.assumption
+    ):
         return None
     return truthiness(value)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -161,7 +160,7 @@ def _set_by_functions(evaluator: Evaluator, name: str, frame: Frame) -> Value | 
     not known here. None when no function of the module sets it."""
     module = frame.module
     values: list[Value] = []
-    for segment, stmt in _global_setters(module).get(name, ()):
+    for segment, stmt in module.global_setters.get(name, ()):
         if evaluator.reads is not None:  # an edit of the setter changes what this read finds
             evaluator.reads.names.add((module.path, stmt.name))
         info = evaluator.function_info(stmt, module, segment, module.scope)
@@ -170,29 +169,6 @@ def _set_by_functions(evaluator: Evaluator, name: str, frame: Frame) -> Value | 
             setter = Frame(module, info.scope, segment, None, {}, frame.call_depth + 1)
             values.append(evaluator.bindings_value(candidates, info.scope, setter))
     return evaluator.choice(values) if values else None
-
-
-_SETTERS: weakref.WeakKeyDictionary[
-    ModuleInfo, dict[str, list[tuple[Segment, ast.FunctionDef | ast.AsyncFunctionDef]]]
-] = weakref.WeakKeyDictionary()
-
-
-def _global_setters(
-    module: ModuleInfo,
-) -> dict[str, list[tuple[Segment, ast.FunctionDef | ast.AsyncFunctionDef]]]:
-    """The module-level functions whose own body declares each name `global`, found once per
-    module (every name not defined anywhere asks)."""
-    found = _SETTERS.get(module)
-    if found is None:
-        found = _SETTERS[module] = {}
-        for segment in module.source.segments:
-            for stmt in segment.body:
-                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    for inner in stmt.body:
-                        if isinstance(inner, ast.Global):
-                            for name in inner.names:
-                                found.setdefault(name, []).append((segment, stmt))
-    return found
 
 
 def _file_path(frame: Frame) -> Value:
