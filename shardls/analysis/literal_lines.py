@@ -14,9 +14,11 @@ of `"linear1"` keys moved none before):
 - a longer word (`"linear"`, `"lines"`, `"line_count"`) and "line" followed by a word
   (`"line of"`) or by punctuation (`"line:"`) make none as written.
 
-Not followed, as the file-wide rule before this did not follow them either: a value made by
-cutting or rewriting a literal (`"linear"[:4]`, `.replace`) or by joining pieces that spell
-"line" only together (`"li" + "ne 3"`).
+Not followed: a value made by cutting or rewriting a literal (`"linear"[:4]`, `.replace`) or
+by joining pieces that spell "line" only together (`"li" + "ne 3"`). The file-wide rule before
+this held back every result of a file with any word beginning with "line" in a literal, so it
+caught the first kind by accident (never the second); that gap is the price of moving the
+results of files such as flax's `transforms_test.py` (1,079 -> 85 ms of server CPU per Enter).
 """
 
 from __future__ import annotations
