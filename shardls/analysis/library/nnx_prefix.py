@@ -77,16 +77,9 @@ class GraphStateV(Value):
     def variables(self) -> Iterator[tuple[Path, VariableV]]:
         """Each variable the tree shows, with its path (entries of unknown key or value are
         left out: their variables are not known)."""
-        yield from _variables(self.tree, ())
-
-
-def _variables(tree: Value, path: Path) -> Iterator[tuple[Path, VariableV]]:
-    if isinstance(tree, VariableV):
-        yield path, tree
-    elif isinstance(tree, DictV):
-        for key, value in zip(tree.keys, tree.values):
-            if isinstance(key, Const):
-                yield from _variables(value, (*path, key.value))
+        for path, leaf in _leaves(self.tree, ()):
+            if path is not None and isinstance(leaf, VariableV):
+                yield path, leaf
 
 
 def path_label(path: Path) -> str:
@@ -254,11 +247,13 @@ def _by_paths(tree: DictV) -> StateShardingV | None:
 
 
 def _leaves(tree: Value, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...] | None, Value]]:
+    """The leaves of a nested mapping (a variable is a leaf) with their paths; None as the path
+    of an entry whose key is not known."""
     if not isinstance(tree, DictV):
         yield path, tree
         return
     for key, value in zip(tree.keys, tree.values):
-        if not isinstance(key, Const) or not isinstance(key.value, (str, int)):
-            yield None, value
-            return
-        yield from _leaves(value, (*path, key.value))
+        if isinstance(key, Const) and isinstance(key.value, (str, int)):
+            yield from _leaves(value, (*path, key.value))
+        else:
+            yield None, value  # a key not known here: no path leads to what is below it
