@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shardls.analysis.source_scan import Scan, scan, segment_starts
+from shardls.analysis.text_diff import LineEdit
 
 _MAX_MERGES = 12
 _MAX_REPAIRS = 6
@@ -138,10 +139,13 @@ class SegmentParser:
         self._cache_size = cache_size
         self._cached_chars = 0
 
-    def parse(self, text: str, previous: ParsedSource | None = None) -> ParsedSource:
+    def parse(
+        self, text: str, previous: ParsedSource | None = None, edit: LineEdit | None = None
+    ) -> ParsedSource:
         """The segments of `text`. Given the parse of an earlier text of the same file, only the
         segments around what changed are parsed again (`source_edit.reparse`); the result is
-        what parsing the whole text gives."""
+        what parsing the whole text gives. `edit`: the lines `text` changed of `previous`'s, when
+        the caller has compared the two already (`text_diff.line_edit`)."""
         text = text.removeprefix("\ufeff")
         budget = merge_budget(text)
         if "\r" in text:
@@ -149,7 +153,7 @@ class SegmentParser:
         if previous is not None and previous.layout is not None:
             from shardls.analysis.source_edit import reparse
 
-            edited = reparse(self, previous, text, budget)
+            edited = reparse(self, previous, text, budget, edit)
             if edited is not None:
                 return edited
         lines = tuple(text.split("\n"))

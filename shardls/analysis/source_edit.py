@@ -26,21 +26,25 @@ from typing import TYPE_CHECKING
 from shardls.analysis.same_tree import same_segment
 from shardls.analysis.source import _MAX_MERGES, Edit, Layout, ParsedSource, Segment
 from shardls.analysis.source_scan import Scan, Token, after_decorator, scan, segment_starts
-from shardls.analysis.text_diff import line_edit
+from shardls.analysis.text_diff import LineEdit, line_edit
 
 if TYPE_CHECKING:
     from shardls.analysis.source import SegmentParser
 
 
-def reparse(parser: SegmentParser, old: ParsedSource, text: str, budget: int) -> ParsedSource | None:
+def reparse(
+    parser: SegmentParser, old: ParsedSource, text: str, budget: int, edit: LineEdit | None = None
+) -> ParsedSource | None:
     """The parse of `text` (line ends `\\n`, merge budget `budget`) made from `old`'s, parsing
-    again only the segments around what changed; None when the whole text must be parsed."""
+    again only the segments around what changed (`edit`, when the caller has found it already);
+    None when the whole text must be parsed."""
     layout = old.layout
     if layout is None or layout.budget_left <= 0:
         return None
     if text == old.text:
         return old
-    edit = line_edit(old.text, old.lines, text)
+    if edit is None:
+        edit = line_edit(old.text, old.lines, text)
     first, new_last, delta, lines = edit.first, edit.new_last, edit.delta, edit.lines
 
     # A string the edit opens or closes can change which lines above it may start a statement:

@@ -86,19 +86,35 @@ def _agreeing(limit: int, agree: Callable[[int, int], bool]) -> int:
     return low
 
 
-def steps_between(old: str, old_lines: Sequence[str], new: str) -> list[str]:
+@dataclass(frozen=True)
+class Steps:
+    """What `steps_between` found: the texts to step through, and the edit from the old text to
+    the new one, which is the last step's own edit when there are no texts to step through."""
+
+    texts: list[str]
+    edit: LineEdit
+
+    @property
+    def last_edit(self) -> LineEdit | None:
+        """The edit from the last text stepped through (the old one when none) to the new one,
+        when it is known already (a parse made from that text need not compare them again)."""
+        return None if self.texts else self.edit
+
+
+def steps_between(old: str, old_lines: tuple[str, ...], new: str) -> Steps:
     """Texts from `old` (its lines `old_lines`) to `new` (both with `\\n` line ends only) that
     change one region of lines at a time, from the top: after each, the next region's lines
     are the new text's (empty when the change is one region). A change of several regions far
     apart (a revert, a formatter, edits coalesced) is then a sequence of one-region edits, each
     with its line delta, like the edits a user types."""
-    edit = line_edit(old, tuple(old_lines), new)
+    edit = line_edit(old, old_lines, new)
     first, new_lines = edit.first, edit.lines
     regions = _regions(old_lines[first : edit.old_last + 1], new_lines[first : edit.new_last + 1])
-    return [
+    texts = [
         "\n".join((*new_lines[: first + new_end], *old_lines[first + old_end :]))
         for _, old_end, _, new_end in regions[:-1]
     ]
+    return Steps(texts, edit)
 
 
 def _regions(old: Sequence[str], new: Sequence[str]) -> list[list[int]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import SegmentParser
-from shardls.analysis.text_diff import steps_between
+from shardls.analysis.text_diff import Steps, steps_between
 from shardls.files import decode_source_loosely, read_workspace_file
 
 MAX_FILE_CHARS = 1_000_000
@@ -246,7 +246,8 @@ class Workspace:
         key = (_normalize(path), text)
         cached = self._modules.get(key)
         previous = self._latest.get(key[0])
-        steps = _steps(previous, text) if previous is not cached else []
+        found = _steps(previous, text) if previous is not cached else None
+        steps = [] if found is None else found.texts
         if cached is not None and (
             previous is None or (not steps and len(previous.source.lines) == len(cached.source.lines))
         ):
@@ -265,7 +266,10 @@ class Workspace:
             made.append(previous)
             if previous.source.edit is None:
                 break  # parsed whole (a string left open): no line map leads through it
-        source = self.parser.parse(text, previous.source if previous is not None else None)
+        # The diff `_steps` made of the latest and this text is the parse's own when there was
+        # no step between them: it is not made again.
+        edit = None if found is None else found.last_edit
+        source = self.parser.parse(text, previous.source if previous is not None else None, edit)
         module = ModuleInfo(path, name, source, None if previous is None else weakref.ref(previous))
         self._modules.pop(key, None)
         self._modules[key] = module
@@ -371,11 +375,11 @@ class Workspace:
         return candidate, key, key in self._overlay or candidate.is_file()
 
 
-def _steps(latest: ModuleInfo | None, text: str) -> list[str]:
+def _steps(latest: ModuleInfo | None, text: str) -> Steps | None:
     """The texts a change from the file's latest module to `text` is parsed through, one region
-    of lines at a time (`steps_between`; none for a text whose line ends the parse changes)."""
+    of lines at a time (`steps_between`; None for a text whose line ends the parse changes)."""
     if latest is None or "\r" in text or text.startswith("\ufeff"):
-        return []
+        return None
     return steps_between(latest.source.text, latest.source.lines, text)
 
 
