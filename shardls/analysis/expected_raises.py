@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from shardls.analysis.facts import Diagnostic
-from shardls.analysis.source import ParsedSource, Segment
+from shardls.analysis.node_memo import per_node
+from shardls.analysis.source import ParsedSource
 from shardls.core import Severity
 
 _RAISES = frozenset(
@@ -77,13 +78,36 @@ def _expecting_blocks(source: ParsedSource) -> list[_Block]:
     for segment in source.segments:
         if not _may_expect(segment.text):
             continue
-        for node in (n for statement in segment.body for n in ast.walk(statement)):
-            found = _expecting(node, segment) if isinstance(node, ast.stmt) else None
-            if found is not None:
-                body, why, severity = found
-                first, last = body[0].lineno, body[-1].end_lineno or body[-1].lineno
+        for statement in segment.body:
+            for found in _statement_blocks(statement):
+                first, last, before, at, after, severity = found
+                why = f"{before}{segment.abs_line(at) + 1}{after}"
                 blocks.append(_Block(segment.abs_line(first), segment.abs_line(last), why, severity))
     return blocks
+
+
+_Found = tuple[int, int, str, int, str, Severity]
+"""A block found in one top-level statement, in the statement's own line numbers (relative to
+its segment): the body's first and last line, why it expects an exception (the text before and
+after the line of the `with` or `except` that says so, and that line) and what an error there
+becomes."""
+
+
+@per_node
+def _statement_blocks(statement: ast.stmt) -> tuple[_Found, ...]:
+    """The blocks of one top-level statement, kept with its tree: an edit keeps the trees of the
+    statements it did not touch (also when it moves them), so each edit walks only the new ones
+    (walking every statement of a test file on every edit took 190 ms of each of flax's
+    `transforms_test.py`)."""
+    found = []
+    for node in ast.walk(statement):
+        expecting = _expecting(node) if isinstance(node, ast.stmt) else None
+        if expecting is not None:
+            body, before, at, after, severity = expecting
+            found.append(
+                (body[0].lineno, body[-1].end_lineno or body[-1].lineno, before, at, after, severity)
+            )
+    return tuple(found)
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -93,15 +117,17 @@ def _may_expect(text: str) -> bool:
     return "raises" in text.lower() or "except" in text
 
 
-def _expecting(node: ast.stmt, segment: Segment) -> tuple[list[ast.stmt], str, Severity] | None:
-    """The body in which an exception is expected or handled, why, and what an error there is."""
+def _expecting(node: ast.stmt) -> tuple[list[ast.stmt], str, int, str, Severity] | None:
+    """The body in which an exception is expected or handled, why (the text before and after the
+    line that says so, and that line), and what an error there is."""
     if isinstance(node, ast.With | ast.AsyncWith) and node.body:
         call = next((name for item in node.items if (name := _raises_call(item.context_expr))), None)
         if call is not None:
-            line = segment.abs_line(node.lineno) + 1
             return (
                 node.body,
-                f"expected here: the `with {call}(...)` at line {line} expects it",
+                f"expected here: the `with {call}(...)` at line ",
+                node.lineno,
+                " expects it",
                 Severity.INFO,
             )
     if isinstance(node, ast.Try | ast.TryStar) and node.body:
@@ -109,8 +135,7 @@ def _expecting(node: ast.stmt, segment: Segment) -> tuple[list[ast.stmt], str, S
             caught = "" if handler.type is None else ast.unparse(handler.type)
             if caught in _EVERY_EXCEPTION:
                 written = f"`except {caught}`" if caught else "`except`"
-                line = segment.abs_line(handler.lineno) + 1
-                return node.body, f"the {written} at line {line} catches it", Severity.WARNING
+                return node.body, f"the {written} at line ", handler.lineno, " catches it", Severity.WARNING
     return None
 
 

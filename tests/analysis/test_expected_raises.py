@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from analysis_helpers import analyze
 
+from shardls.analysis.analyzer import Analyzer
 from shardls.core import Severity
 
 SOURCE = """\
@@ -62,3 +63,22 @@ def test_an_error_a_broad_handler_catches_is_a_warning_and_one_class_changes_not
     assert found[8].severity is Severity.WARNING
     assert "(the `except Exception` at line 9 catches it)" in found[8].message
     assert found[13].severity is Severity.ERROR
+
+
+def test_blocks_kept_with_their_trees_move_with_an_edit_above_them() -> None:
+    """The blocks of each statement are kept with its tree (an edit does not walk the statements
+    it did not touch): after lines added and removed above, and the block's own statement edited,
+    every message names the lines of the text analysed, as a fresh analysis does."""
+    analyzer = Analyzer()
+    edited = [
+        SOURCE,
+        SOURCE.replace("import pytest\n", "import pytest\n\n\n"),
+        SOURCE.replace("import pytest\n", "import pytest\n\n\n").replace("(3, 4)", "(3, 8)"),
+        SOURCE.replace("\nmesh = ", "mesh = "),
+        HANDLED,
+        HANDLED.replace("import jax\n", "import jax\n\n"),
+    ]
+    for text in edited:
+        kept = analyzer.analyze("/virtual/model.py", text).diagnostics
+        assert kept == Analyzer().analyze("/virtual/model.py", text).diagnostics
+        assert any("at line" in d.message for d in kept)
