@@ -156,3 +156,26 @@ def test_an_unreadable_pragma_is_sh402(comment: str, says: str) -> None:
 
 def test_ignore_file_on_its_own_line_skips_the_file() -> None:
     assert _codes(f"# a note # shardls: ignore-file\n{TYPO}\n") == []
+
+
+def test_comments_kept_by_text_are_placed_where_the_statement_now_is() -> None:
+    """A statement's comments are kept by its text and placed at its current line: the same
+    suppressed statement at another line (lines added above it, or the same text twice), and a
+    multi-line string the suppression covers, read as a fresh reading of each text reads them."""
+    from shardls.analysis.pragmas import read_pragmas
+    from shardls.analysis.source import SegmentParser
+
+    statement = 'b = NamedSharding(mesh, P("modle",\n  """x\n  """))  # shardls: ignore[SH005]\n'
+    texts = [
+        HEADER + statement,
+        HEADER + "\n\n" + statement,
+        HEADER + statement + "\n" + statement,
+        HEADER + "x = 1  # noqa: SH005\n" + statement,
+    ]
+    kept = SegmentParser()
+    for text in texts:
+        found = read_pragmas(kept.parse(text))
+        fresh = read_pragmas(SegmentParser().parse(text))
+        assert found == fresh
+        assert [s.line for s in found.suppressions] == [s.line for s in fresh.suppressions]
+        assert found.comment_lines
