@@ -8,6 +8,7 @@ documents (the file, or each cell) that positions in LSP messages refer to.
 from __future__ import annotations
 
 import bisect
+import itertools
 import weakref
 from dataclasses import dataclass, field
 
@@ -15,11 +16,12 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
-from shardls.analysis.text_diff import line_edit
+from shardls.analysis.text_diff import LineEdit, line_edit
 from shardls.files import source_lines
 from shardls.notebook import join_cells
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+_SERIALS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,13 @@ class Unit:
     parts: tuple[Part, ...]
     lines: tuple[str, ...] = field(default=(), repr=False, compare=False)
     """The text's lines (`source_lines`): computed when not given."""
+    edit: LineEdit | None = field(default=None, repr=False, compare=False)
+    """The lines this text changed of the unit of the document's text before it (`previous`):
+    what a diagnostic's JSON rests on is unchanged outside them (`wire.Serialised`)."""
+    previous: int | None = field(default=None, repr=False, compare=False)
+    """The `serial` of that unit."""
+    serial: int = field(default_factory=lambda: next(_SERIALS), repr=False, compare=False)
+    """Which unit this is, unique in the process (a unit may be gone when the next is made)."""
     _starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
     """Each part's first line, for `part_at` (asked for every diagnostic of every publish)."""
 
@@ -80,12 +89,14 @@ def unit_for(workspace: Workspace, uri: str) -> Unit | None:
     cached = _FILE_UNITS.get(document)
     if cached is not None and cached.text is source and cached.version == version:
         return cached
+    edit = previous = None
     if cached is not None and "\r" not in source and "\r" not in cached.text:
-        lines = line_edit(cached.text, cached.lines, source).lines  # the lines the edit left are kept
+        edit, previous = line_edit(cached.text, cached.lines, source), cached.serial
+        lines = edit.lines  # the lines the edit left are kept
     else:
         lines = source_lines(source)
     part = Part(document.uri, 0, len(lines), version)
-    unit = Unit(document.uri, document.path, source, version, (part,), lines)
+    unit = Unit(document.uri, document.path, source, version, (part,), lines, edit, previous)
     _FILE_UNITS[document] = unit
     return unit
 
