@@ -16,7 +16,6 @@ import asyncio
 import inspect
 import json
 import logging
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -91,31 +90,31 @@ class Serialised:
                 text = before[2]
             else:
                 text = json.dumps(convert(diagnostic))
-            made[id(diagnostic)] = (diagnostic, where, text, *_lines_of(where, diagnostic))
+            made[id(diagnostic)] = (diagnostic, where, text, _lines_of(diagnostic))
             found.append(text)
         self._made = made
         self._serial = unit.serial
         return found
 
 
-_Made = tuple[Diagnostic, _Placement, str, int, int]
-"""A diagnostic, its placement, its JSON text, and the first and last line its spans cover."""
+_Made = tuple[Diagnostic, _Placement, str, tuple[tuple[int, int], ...]]
+"""A diagnostic, its placement, its JSON text, and the first and last line of each of its spans."""
 
 
-def _lines_of(where: _Placement, diagnostic: Diagnostic) -> tuple[int, int]:
-    """The first and last line of the diagnostic's spans (a span in another file: none)."""
-    if where is None:
-        return sys.maxsize, -1
-    spans = [diagnostic.span, *(item.span for item in diagnostic.related)]
-    return min(span.line for span in spans), max(span.end_line for span in spans)
+def _lines_of(diagnostic: Diagnostic) -> tuple[tuple[int, int], ...]:
+    spans = (diagnostic.span, *(item.span for item in diagnostic.related))
+    return tuple((span.line, span.end_line) for span in spans)
 
 
 def _left(made: _Made, edit: LineEdit) -> bool:
     """Whether the edit left the lines the diagnostic's placement was computed from where they
-    were, as they were: all above the edited lines, or all below them when it kept the number
-    of lines (a placement in another file is computed each time)."""
-    first, last = made[3], made[4]
-    return made[1] is not None and (last < edit.first or (not edit.delta and first > edit.old_last))
+    were, as they were: each span above the edited lines, or below them when the edit kept the
+    number of lines (a placement in another file is computed each time). Each span on its own:
+    most diagnostics name a mesh defined near the top of the file."""
+    if made[1] is None:
+        return False
+    first, last, moved = edit.first, edit.old_last, edit.delta
+    return all(end < first or (not moved and line > last) for line, end in made[3])
 
 
 def publish(protocol: LanguageServerProtocol, uri: str, diagnostics: list[str], version: int | None) -> None:
