@@ -70,3 +70,16 @@ def test_texts_reused_after_an_edit_are_those_a_fresh_conversion_gives() -> None
         assert made == [json.dumps(_convert(unit)(d)) for d in shown]
         reused += sum(1 for d in shown if d in kept)
     assert reused
+
+
+def test_the_lookups_for_hovers_are_built_in_the_analysis_thread_once_asked() -> None:
+    """A publish asks for the per-line lookups after sending (`Analyses.index_soon`); they are
+    built in the analysis thread, not beside the publish."""
+    from shardls.analysis.analyzer import Analyzer
+    from shardls.server.analyses import Analyses
+
+    analysis = Analyzer().analyze("/w/model.py", "import jax\nx = 1\n")
+    analyses = Analyses([])
+    analyses.index_soon(analysis)
+    analyses._executor.shutdown(wait=True)
+    assert "_site_lines" in vars(analysis) and "_diagnostic_lines" in vars(analysis)

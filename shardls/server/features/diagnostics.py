@@ -81,9 +81,11 @@ def register(server: ShardServer) -> None:
     )
     async def pull(params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
         view = await server.view(params.text_document.uri)
-        return types.RelatedFullDocumentDiagnosticReport(
-            items=[] if view is None else document_diagnostics(view)
-        )
+        if view is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        report = types.RelatedFullDocumentDiagnosticReport(items=document_diagnostics(view))
+        server.analyses.index_soon(view.analysis)
+        return report
 
 
 class _Publisher:
@@ -146,6 +148,7 @@ class _Publisher:
         if view is not None:
             self._send(view)
             self.complete.add(uri)
+            self.server.analyses.index_soon(view.analysis)
 
     async def _send_stored(self, uri: str) -> None:
         stored = await self.server.stored_view(uri)
