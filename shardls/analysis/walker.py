@@ -41,7 +41,7 @@ from shardls.analysis.walking.contexts import (
     argument_context,
     entered,
 )
-from shardls.analysis.walking.control_flow import ends, leaves, own_expressions, taken_blocks
+from shardls.analysis.walking.control_flow import ends, leaves, may_end, own_expressions, taken_blocks
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
 
@@ -168,7 +168,11 @@ class Walker:
                 frame.call_depth,
                 runs_at=frame.runs_at,
             )
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if search.callee is not None and self._unseen(stmt, frame.segment, search.callee):
+                context = self._with_mesh_set(stmt, here, context)
+                if self._ends_unwalked(stmt, here):
+                    return
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
                     yield from self._calls(decorator, stmt, here, context)
                 yield from self._function(stmt, frame, context, scope, search)
@@ -186,10 +190,7 @@ class Walker:
                 if self._mentions.may_call(stmt, frame.segment, search.callee):
                     for expression in own_expressions(stmt):
                         yield from self._calls(expression, stmt, here, context)
-                mesh = self.meshes.set_by(stmt, here)
-                if mesh is not None:
-                    mesh = replace(mesh, in_turn=set_in_turn(self.meshes.global_meshes))
-                    context = replace(context, meshes=context.meshes + (mesh,))
+                context = self._with_mesh_set(stmt, here, context)
                 blocks = taken_blocks(self.evaluator, stmt, here)
                 for block in blocks:
                     yield from self._statements(block, frame, context, scope, search)
@@ -197,6 +198,35 @@ class Walker:
                     isinstance(stmt, ast.If) and len(blocks) == 1 and leaves(self.evaluator, blocks[0], here)
                 ):
                     return  # what follows does not run here
+
+    def _with_mesh_set(self, stmt: ast.stmt, frame: Frame, context: Context) -> Context:
+        """The context of the statements after `stmt`, with the mesh it sets, if any."""
+        mesh = self.meshes.set_by(stmt, frame)
+        if mesh is None:
+            return context
+        mesh = replace(mesh, in_turn=set_in_turn(self.meshes.global_meshes))
+        return replace(context, meshes=context.meshes + (mesh,))
+
+    def _unseen(self, stmt: ast.stmt, segment: Segment, callee: str) -> bool:
+        """Whether a caller search can find nothing in the statement, nested blocks included: its
+        text does not name the callee. Such a statement is not walked (its nested blocks, the
+        contexts of functions defined in them, the tests of its `if`s), only asked whether it
+        ends the block or sets a mesh. Functions are left to `_function`, which tests their
+        text from the `def` line while their decorators run where the `def` is."""
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        return not self._mentions.may_call(stmt, segment, callee)
+
+    def _ends_unwalked(self, stmt: ast.stmt, frame: Frame) -> bool:
+        """Whether the statements after an unwalked one do not run, as the walk would decide it:
+        the test of an `if` is evaluated only when a branch's last statement may end the block
+        (`may_end`, from the syntax)."""
+        if not isinstance(stmt, ast.If):
+            return ends(self.evaluator, stmt, frame)
+        if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):
+            return False
+        blocks = taken_blocks(self.evaluator, stmt, frame)
+        return len(blocks) == 1 and leaves(self.evaluator, blocks[0], frame)
 
     def _class_body(
         self,

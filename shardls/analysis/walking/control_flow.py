@@ -31,6 +31,24 @@ def ends(evaluator: Evaluator, stmt: ast.stmt, frame: Frame) -> bool:
     """`raise`, `return`, or a call that never returns: `pytest.skip`/`fail`/`exit`,
     `sys.exit`, `self.skipTest`/`self.fail`, or a workspace helper that only raises
     (`_fail(msg)`). The code after it does not run there."""
+    if not may_end(stmt):
+        return False
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return True  # `raise`, `return`
+    func = stmt.value.func
+    if isinstance(func, ast.Attribute) and func.attr in _TEST_CASE_EXITS:
+        return True
+    for option in options(evaluator.evaluate(func, frame)):
+        if isinstance(option, Ref) and option.qualname in _EXITS:
+            return True
+        if isinstance(option, FunctionV) and _only_raises(option.func.node):
+            return True
+    return False
+
+
+def may_end(stmt: ast.stmt) -> bool:
+    """Whether `ends` may hold, read from the syntax alone: a walk that needs no visit from a
+    statement asks this before it evaluates anything to know whether the block goes on."""
     if isinstance(stmt, (ast.Raise, ast.Return)):
         return True
     if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
@@ -38,14 +56,7 @@ def ends(evaluator: Evaluator, stmt: ast.stmt, frame: Frame) -> bool:
     func = stmt.value.func
     if isinstance(func, ast.Attribute) and func.attr in _TEST_CASE_EXITS:
         return isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
-    if not _may_exit(func):
-        return False
-    for option in options(evaluator.evaluate(func, frame)):
-        if isinstance(option, Ref) and option.qualname in _EXITS:
-            return True
-        if isinstance(option, FunctionV) and _only_raises(option.func.node):
-            return True
-    return False
+    return _may_exit(func)
 
 
 def own_expressions(stmt: ast.stmt) -> list[ast.AST]:

@@ -1,0 +1,77 @@
+"""A caller search walks only the statements that name the callee (`Walker._unseen`): the others
+can give no call of it, so their nested blocks are not walked, yet the search still stops where
+one of them ends the block (a decided `if ...: raise`), as a full walk would."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterator
+
+from analysis_helpers import analyze
+
+from shardls.analysis.walker import Walker
+
+HEADER = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ('data', 'model'))
+
+def place(rows):
+    return jax.device_put(jnp.zeros((rows, 16)), NamedSharding(mesh, P('data')))
+"""
+
+
+def _rows(source: str) -> list[object]:
+    sites = [s for s in analyze(source).sites if s.shape is not None]
+    return [s.shape[0] if isinstance(s.shape[0], int) else None for s in sites]  # type: ignore[index]
+
+
+def _caller(check: str) -> str:
+    return HEADER + textwrap.dedent(
+        f"""
+        def run(ready):
+            if {check}:
+                raise ValueError("not ready")
+            return place(6)
+        """
+    )
+
+
+def test_a_raise_the_search_does_not_walk_still_ends_the_block() -> None:
+    """The `if` names no `place`, but its test is decided: when it raises, `place(6)` never runs
+    and `place` is seen with its rows unknown; when it does not, with 6."""
+    assert _rows(_caller("not ready") + "run(True)\n") == [6]
+    assert _rows(_caller("not ready") + "run(False)\n") == [None]
+
+
+def test_blocks_without_the_callee_are_not_walked_by_its_search(monkeypatch: object) -> None:
+    """The search for `place` walks neither the body of `if verbose:` nor the loop, which name
+    no `place`, and still finds the call after them."""
+    source = HEADER + textwrap.dedent(
+        """
+        def run(verbose, steps):
+            if verbose:
+                print("running")
+            for step in range(steps):
+                print(step)
+            return place(6)
+
+        run(True, 3)
+        """
+    )
+    walked: list[str] = []
+    statements = Walker._statements
+
+    def recording(self: Walker, body: list[ast.stmt], *args: object) -> Iterator[object]:
+        search = args[-1]
+        if search.callee == "place":  # type: ignore[attr-defined]
+            walked.extend(type(stmt).__name__ for stmt in body)
+        return statements(self, body, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Walker, "_statements", recording)  # type: ignore[attr-defined]
+    assert _rows(source) == [6]
+    assert "Return" in walked
+    assert "Expr" not in walked  # the `print` calls inside the `if` and the loop
