@@ -152,6 +152,7 @@ class Analyzer:
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
             walker.on_statement = typing.statement
+            walker.idle = typing.idle
             walker.also = typing.wants
         if not builder.file_meshes and builder.fallback_mesh is None:
             builder.fallback_mesh = self._workspace_meshes.only_mesh(path, environment, builder.device_count)

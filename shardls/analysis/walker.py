@@ -104,6 +104,9 @@ class Walker:
     on_statement: Callable[[ast.stmt, Frame, Context], None] | None = None
     """Called for every simple statement a discovery walk reaches, with its frame and context
     (the typing pass evaluates the arrays it computes)."""
+    idle: Callable[[Context], bool] | None = None
+    """Whether `on_statement` does nothing in a function entered from a context, whatever its
+    callers' contexts (see `_unvisited`)."""
     _mentions: CallMentions = field(init=False, repr=False)
     """Which statements may hold a call worth visiting, by the `calls` test."""
     _triggered: dict[int, tuple[Segment, bool]] = field(default_factory=dict, init=False, repr=False)
@@ -261,11 +264,7 @@ class Walker:
     ) -> Iterator[Visit]:
         if search.callee is not None and not self._mentions.may_call(node, frame.segment, search.callee):
             return
-        if (
-            search.callee is None
-            and self.on_statement is None
-            and not self._mentions.may_call(node, frame.segment, None)
-        ):
+        if search.callee is None and self._unvisited(node, frame.segment, context):
             return  # no call in it is worth visiting (`calls`): its callers need not be searched
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or jitted_by_decorator(node)
@@ -300,6 +299,18 @@ class Walker:
             yield from self._statements(
                 node.body, inner, inner_context, info.scope, _Search(search.callee, depth)
             )
+
+    def _unvisited(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, segment: Segment, context: Context
+    ) -> bool:
+        """Whether a discovery walk can find nothing in a function defined in `context`: no call
+        in it is worth visiting, and `on_statement`, if any, is `idle` there and the module
+        calls no function that runs `jax.set_mesh` (whose mesh its callers' contexts could hold)."""
+        if self._mentions.may_call(node, segment, None):
+            return False
+        if self.on_statement is None:
+            return True
+        return self.idle is not None and not self.meshes.mesh_setters and self.idle(context)
 
     def _body_contexts(
         self, info: FunctionInfo, frame: Frame, context: Context, depth: int

@@ -1,6 +1,10 @@
-"""A caller search walks only the statements that name the callee (`Walker._unseen`): the others
+"""What walks leave out because they could find nothing there.
+
+A caller search walks only the statements that name the callee (`Walker._unseen`): the others
 can give no call of it, so their nested blocks are not walked, yet the search still stops where
-one of them ends the block (a decided `if ...: raise`), as a full walk would."""
+one of them ends the block (a decided `if ...: raise`), as a full walk would. A discovery walk
+does not search the callers of a function in which no call is worth visiting when the typing
+pass is idle there (`Walker._unvisited`, `TypingPass.idle`)."""
 
 from __future__ import annotations
 
@@ -8,8 +12,10 @@ import ast
 import textwrap
 from collections.abc import Iterator
 
+import pytest
 from analysis_helpers import analyze
 
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.walker import Walker
 
 HEADER = """\
@@ -75,3 +81,53 @@ def test_blocks_without_the_callee_are_not_walked_by_its_search(monkeypatch: obj
     assert _rows(source) == [6]
     assert "Return" in walked
     assert "Expr" not in walked  # the `print` calls inside the `if` and the loop
+
+
+SCALED = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+MESH
+
+def scale(x, factor):  # keeps x's sharding (the site trigger matches this segment)
+    return x * factor
+
+def place(rows):
+    return jax.device_put(jnp.zeros((rows, 16)), NamedSharding(mesh, P('data')))
+
+y = scale(place(8), 2)
+"""
+
+AUTO_MESH = "mesh = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 4), ('data', 'model'))"
+
+
+def _searched(source: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    searched: set[str] = set()
+    call_contexts = Walker.call_contexts
+
+    def recording(self: Walker, info: FunctionInfo, depth: int) -> object:
+        searched.add(info.name)
+        return call_contexts(self, info, depth)
+
+    monkeypatch.setattr(Walker, "call_contexts", recording)
+    assert _rows(source) == [8]
+    return searched
+
+
+@pytest.mark.parametrize(
+    ("mesh", "searched"),
+    [
+        (AUTO_MESH, False),  # no Explicit axes anywhere: nothing in `scale` can be typed
+        (AUTO_MESH + "\njax.set_mesh(mesh)", True),  # a mesh made current: it could be Explicit
+    ],
+)
+def test_a_function_without_calls_is_searched_only_where_it_can_be_typed(
+    mesh: str, searched: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`scale` calls nothing a recognizer handles; its callers are searched only where the
+    typing pass could type `x * factor`."""
+    found = _searched(SCALED.replace("MESH", mesh), monkeypatch)
+    assert "place" in found
+    assert ("scale" in found) is searched
