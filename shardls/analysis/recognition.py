@@ -116,7 +116,9 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     evaluator.context_mesh = mesh.mesh if mesh is not None else None
     evaluator.tracing = tracing(visit.context)
     evaluator.context = visit.context
-    args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
+    branches = visit.context.branches  # the call is written in branches on the device count
+    with devices_stated(evaluator, branches):
+        args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome; the branches each
     # outcome comes through also bound the shapes its sites expand (`SiteBuilder.guard`).
@@ -128,7 +130,7 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
         )
         builder.guard = guard
         try:
-            with devices_stated(evaluator, guard):
+            with devices_stated(evaluator, guard | branches):
                 recognizer(builder, visit, call)
         finally:
             builder.guard = frozenset()

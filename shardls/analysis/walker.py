@@ -41,7 +41,7 @@ from shardls.analysis.walking.contexts import (
     argument_context,
     entered,
 )
-from shardls.analysis.walking.control_flow import ends, leaves, may_end, own_expressions, taken_blocks
+from shardls.analysis.walking.control_flow import ends, following, may_end, own_expressions, taken_blocks
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
 
@@ -172,9 +172,10 @@ class Walker:
                 runs_at=frame.runs_at,
             )
             if search.callee is not None and self._unseen(stmt, frame.segment, search.callee):
-                context = self._with_mesh_set(stmt, here, context)
-                if self._ends_unwalked(stmt, here):
+                after = self._after_unwalked(stmt, here, self._with_mesh_set(stmt, here, context))
+                if after is None:
                     return
+                context = after
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
                     yield from self._calls(decorator, stmt, here, context)
@@ -194,13 +195,13 @@ class Walker:
                     for expression in own_expressions(stmt):
                         yield from self._calls(expression, stmt, here, context)
                 context = self._with_mesh_set(stmt, here, context)
-                blocks = taken_blocks(self.evaluator, stmt, here)
-                for block in blocks:
-                    yield from self._statements(block, frame, context, scope, search)
-                if ends(self.evaluator, stmt, here) or (
-                    isinstance(stmt, ast.If) and len(blocks) == 1 and leaves(self.evaluator, blocks[0], here)
-                ):
+                blocks = taken_blocks(self.evaluator, stmt, here, context)
+                for block, inner in blocks:
+                    yield from self._statements(block, frame, inner, scope, search)
+                after = following(self.evaluator, stmt, blocks, here, context)
+                if after is None:
                     return  # what follows does not run here
+                context = after
 
     def _with_mesh_set(self, stmt: ast.stmt, frame: Frame, context: Context) -> Context:
         """The context of the statements after `stmt`, with the mesh it sets, if any."""
@@ -220,16 +221,17 @@ class Walker:
             return False
         return not self._mentions.may_call(stmt, segment, callee)
 
-    def _ends_unwalked(self, stmt: ast.stmt, frame: Frame) -> bool:
-        """Whether the statements after an unwalked one do not run, as the walk would decide it:
-        the test of an `if` is evaluated only when a branch's last statement may end the block
-        (`may_end`, from the syntax)."""
+    def _after_unwalked(self, stmt: ast.stmt, frame: Frame, context: Context) -> Context | None:
+        """The context of the statements after an unwalked one, as the walk would decide it (None:
+        they do not run). The test of an `if` is evaluated only when a branch's last statement
+        may end the block (`may_end`, from the syntax): only then can it stop or narrow what
+        follows (`following`)."""
         if not isinstance(stmt, ast.If):
-            return ends(self.evaluator, stmt, frame)
+            return None if ends(self.evaluator, stmt, frame) else context
         if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):
-            return False
-        blocks = taken_blocks(self.evaluator, stmt, frame)
-        return len(blocks) == 1 and leaves(self.evaluator, blocks[0], frame)
+            return context
+        blocks = taken_blocks(self.evaluator, stmt, frame, context)
+        return following(self.evaluator, stmt, blocks, frame, context)
 
     def _class_body(
         self,

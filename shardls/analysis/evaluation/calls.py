@@ -206,6 +206,7 @@ def _returned_once(
         id(evaluator.context_mesh),
         id(evaluator.context),
         evaluator.branching,
+        id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
     )
 
     def compute() -> Value:

@@ -56,18 +56,21 @@ def _stated_count(evaluator: Evaluator, node: ast.expr, branch: bool, frame: Fra
 @contextlib.contextmanager
 def devices_stated(evaluator: Evaluator, guard: frozenset[Guard]) -> Iterator[None]:
     """The library models JAX with what `guard`'s branches say of the device count while a call
-    of the values that come through them is evaluated (`jax.make_mesh(mesh_shape, ...)`)."""
+    of the values that come through them is evaluated (`jax.make_mesh(mesh_shape, ...)`), or
+    while the code written in those branches is (the walker's `Context.branches`). The names
+    read meanwhile are memoised apart (`BindingMemos.under`)."""
     library = _library(evaluator)
     said = [found for g in guard if (found := evaluator.memos.stated_counts.get(g)) is not None]
     if library is None or not said:
         yield
         return
-    before = library.environment
+    before, memos = library.environment, evaluator.memos
     library.environment = _narrowed(before, said)
+    evaluator.memos = memos.under(library.environment)
     try:
         yield
     finally:
-        library.environment = before
+        library.environment, evaluator.memos = before, memos
 
 
 def _narrowed(environment: Environment, said: list[tuple[int | None, int]]) -> Environment:

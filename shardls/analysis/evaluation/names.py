@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -89,10 +89,25 @@ class BindingMemos:
     a dozen branches)."""
     stated_counts: dict[Guard, tuple[int | None, int]] = field(default_factory=dict)
     """What an `if` branch on the default device count says of it, with the test's line: the
-    count it states, or None when it only contradicts the default (`device_branches`)."""
+    count it states, or None when it only contradicts the default (`device_branches`). One dict
+    shared by the memos of every device count (`under`): what a branch says does not depend on
+    where it is asked."""
+    narrowed: dict[Hashable, BindingMemos] = field(default_factory=dict)
+    """The memos kept while the device count is the one a branch states (`under`), shared
+    likewise."""
     kept_locals: dict[int, Mapping[str, Value]] = field(default_factory=dict)
     """The locals the memos above are keyed by (by id), kept alive so that no later call's
     locals can get the same id and be answered with another call's values."""
+
+    def under(self, environment: Hashable) -> BindingMemos:
+        """The memos of the values computed where the device count is the one a branch states
+        (`environment`): a name read inside `if jax.device_count() == 4:` has the value it has on
+        4 devices, which must answer no reader on the assumed count, nor the reverse."""
+        found = self.narrowed.get(environment)
+        if found is None:
+            found = BindingMemos(stated_counts=self.stated_counts, narrowed=self.narrowed)
+            self.narrowed[environment] = found
+        return found
 
 
 def _eval_Name(evaluator: Evaluator, node: ast.Name, frame: Frame) -> Value:

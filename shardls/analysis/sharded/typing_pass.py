@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
 
+from shardls.analysis.evaluation.device_branches import devices_stated
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.facts import Site, SiteKind
 from shardls.analysis.module_info import ModuleInfo
@@ -149,7 +150,8 @@ class TypingPass:
         evaluator.tracing = tracing(context)
         evaluator.context = context
         try:
-            result = evaluator.evaluate(value, frame)
+            with devices_stated(evaluator, context.branches):
+                result = evaluator.evaluate(value, frame)
         finally:
             evaluator.context_mesh, evaluator.tracing, evaluator.context = previous
         target = _target_node(stmt)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
-from shardls.analysis.values import Choice, MeshV, Ref, Unknown, Value, options
+from shardls.analysis.values import Choice, Guard, MeshV, Ref, Unknown, Value, options
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,10 @@ class Context:
     decided by code shardls cannot see, so their absence is no mistake."""
     runs_at: tuple[str, int] | None = None
     """The top-level statement the enclosing function's call runs during (`Frame.runs_at`)."""
+    branches: frozenset[Guard] = frozenset()
+    """The `if` branches on the assumed device count the code runs in, each what a branch says
+    of the count (`device_branches`): `if jax.device_count() == 4:` runs its body where there are
+    4 devices, and the code after `if jax.device_count() < 16: return` where there are 16 or more."""
 
     @property
     def mesh(self) -> MeshContext | None:

@@ -1,25 +1,73 @@
 """Which statements run: the branch of an `if` whose test is decided, and the statements that
 end a block (`raise`, `return`, `sys.exit`, `pytest.skip`, a helper that only raises), after
-which nothing in that block runs."""
+which nothing in that block runs. A test decided only by the assumed device count decides
+nothing: both branches run, each where the count is what the branch says of it
+(`device_branches`), and so does the code after a guard that exits on one side."""
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
+from shardls.analysis.evaluation.device_branches import devices_stated, note_branch
+from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
-from shardls.analysis.values import FunctionV, Ref, options
+from shardls.analysis.values import FunctionV, Ref, Value, options
+from shardls.analysis.walking.contexts import Context
+
+Block = tuple[list[ast.stmt], Context]
+"""A nested block that can run, and the context it runs in."""
 
 
-def taken_blocks(evaluator: Evaluator, stmt: ast.stmt, frame: Frame) -> list[list[ast.stmt]]:
+def taken_blocks(evaluator: Evaluator, stmt: ast.stmt, frame: Frame, context: Context | None) -> list[Block]:
     """The nested blocks that can run: an `if` whose test is decided here runs one branch
-    (`place(x, fsdp=True)` only reaches the `if fsdp:` body). A decided branch that raises
-    or returns ends the block it is in (`if n * m != jax.device_count(): raise ...` guards
-    the mesh below it)."""
+    (`place(x, fsdp=True)` only reaches the `if fsdp:` body). One decided only by the assumed
+    device count runs both, each in its own context (`in_branch`). The test is evaluated where
+    the `if` runs: inside `if jax.device_count() == 4:`, a test on the count is decided.
+    Without a context, the blocks that run on the assumed count (the mesh a module sets there)."""
+    outside = Context() if context is None else context
     if isinstance(stmt, ast.If):
-        truth = truthiness(evaluator.evaluate(stmt.test, frame))
-        if truth is not None:
-            return [stmt.body if truth else stmt.orelse]
-    return _blocks(stmt)
+        with devices_stated(evaluator, outside.branches):
+            test = evaluator.evaluate(stmt.test, frame)
+            truth = truthiness(test)
+            if truth is not None and (context is None or decided(test) is not None):
+                return [(stmt.body if truth else stmt.orelse, outside)]
+            if truth is not None:
+                return [
+                    (stmt.body, in_branch(evaluator, stmt, True, test, frame, outside)),
+                    (stmt.orelse, in_branch(evaluator, stmt, False, test, frame, outside)),
+                ]
+    return [(block, outside) for block in _blocks(stmt)]
+
+
+def in_branch(
+    evaluator: Evaluator, stmt: ast.If, branch: bool, test: Value, frame: Frame, context: Context
+) -> Context:
+    """The context of one branch of an `if` on the assumed device count: with the branch among
+    `Context.branches` when it says something of the count (states it, or contradicts the
+    assumed one), else the context as it is."""
+    note_branch(evaluator, stmt, branch, test, frame)
+    guard = (id(stmt), branch)
+    if guard not in evaluator.memos.stated_counts:
+        return context
+    return replace(context, branches=context.branches | {guard})
+
+
+def following(
+    evaluator: Evaluator, stmt: ast.stmt, blocks: list[Block], frame: Frame, context: Context
+) -> Context | None:
+    """The context of the statements after `stmt` in its block; None when they do not run there
+    (`stmt` ends the block, or every branch of an `if` does). After an `if` one of whose two
+    branches exits, they run where the other one does: after `if jax.device_count() != 4:
+    pytest.skip(...)`, where there are 4 devices."""
+    if ends(evaluator, stmt, frame):
+        return None
+    if not isinstance(stmt, ast.If):
+        return context
+    staying = [inner for block, inner in blocks if not leaves(evaluator, block, frame)]
+    if not staying:
+        return None
+    return staying[0] if len(blocks) == 2 and len(staying) == 1 else context
 
 
 def leaves(evaluator: Evaluator, block: list[ast.stmt], frame: Frame) -> bool:

@@ -152,7 +152,7 @@ class ModuleMeshes:
             nested = (
                 [stmt.body]
                 if isinstance(stmt, (ast.With, ast.AsyncWith))
-                else taken_blocks(self.evaluator, stmt, here)
+                else [block for block, _ in taken_blocks(self.evaluator, stmt, here, None)]
             )
             for block in nested:
                 found = self._last_mesh_set(block, frame) or found
