@@ -154,7 +154,13 @@ def lookup(evaluator: Evaluator, name: str, frame: Frame, node: ast.AST | None =
             candidates = scope.lookup(name, position)
             if candidates:
                 value = evaluator.bindings_value(candidates, scope, frame if first else None)
-                return value if first or position is not None else _read_from_a_function(value, name, scope)
+                if first:
+                    return value
+                if _rebound_elsewhere(frame, scope, name):
+                    return Unknown(
+                        f"{name!r} is bound again by a function that declares it global", symbol=name
+                    )
+                return value if position is not None else _read_from_a_function(value, name, scope)
         first = False
         position = None
         scope = scope.parent
@@ -184,6 +190,28 @@ def _set_by_functions(evaluator: Evaluator, name: str, frame: Frame) -> Value | 
             setter = Frame(module, info.scope, segment, None, {}, frame.call_depth + 1)
             values.append(evaluator.bindings_value(candidates, info.scope, setter))
     return evaluator.choice(values) if values else None
+
+
+def _rebound_elsewhere(frame: Frame, scope: Scope, name: str) -> bool:
+    """Whether a module-level name a function reads is also assigned by another function that
+    declares it `global` (maxtext's `BATCH_SIZE = 1  # will be updated inside the test`, set
+    to the batch by the test before the helpers that read it run): what the reader meets
+    depends on which of them ran first, so its module-level binding is no more known than the
+    others."""
+    if scope.kind != "module":
+        return False
+    reader = frame.scope.function
+    return any(
+        setter is not (reader.node if reader is not None else None) and _assigns(setter, name)
+        for _, setter in frame.module.global_setters.get(name, ())
+    )
+
+
+def _assigns(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+        for node in ast.walk(function)
+    )
 
 
 def _file_path(frame: Frame) -> Value:
