@@ -270,9 +270,11 @@ def _variable_kind(value: Value, name: str) -> bool | None:
     spelling `nnx.Variable` (read as `nnx.Param`) meets a variable of another type."""
     if not isinstance(value, VariableV):
         return False
-    if name == _VARIABLE or value.kind == "Param":
+    if name == _VARIABLE:
         return True
-    return None if name == "flax.nnx.Param" else value.kind == name.rsplit(".", 1)[-1]
+    if name == "flax.nnx.Param":
+        return True if value.kind == "Param" else None
+    return value.kind == name.rsplit(".", 1)[-1]  # a `Param` (or a plain `nnx.Variable`) is no `BatchStat`
 
 
 @calls("builtins.isinstance")

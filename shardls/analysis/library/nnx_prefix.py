@@ -10,17 +10,20 @@ variable, by its path and type (Flax 0.12 `extract.check_consistent_aliasing` /
 like `node`; paired with the argument it was made for, it gives each variable the sharding its
 first matching filter gives, which is what this module models it as. A module passed is read as
 its state (`nnx_tree.py`): `GraphStateV`, so the pairing of wrapped.py can walk its variables
-with their paths. A filter shardls cannot read (a predicate, a tag) leaves the variables it
-might match without a sharding: never a guess.
+with their paths. A filter written as a function of the path and the variable is evaluated for
+each variable (`nnx_predicates`). A filter shardls cannot read (a tag, a function whose answer is
+not known) leaves the variables it might match without a sharding: never a guess.
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
+from shardls.analysis.library.nnx_predicates import PredicateV, predicate
 from shardls.analysis.library.nnx_tree import EVERY_KIND, MODULE, FlaxLayerV, TreeBuilder
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import calls
@@ -121,6 +124,8 @@ def selects(written: Value, path: Path, variable: VariableV) -> bool | None:
         return _any(selects(item, path, variable) for item in written.items)
     if isinstance(written, FilterV):
         return _filter(written, path, variable)
+    if isinstance(written, PredicateV):
+        return written.selects(path, variable)
     return None
 
 
@@ -190,8 +195,9 @@ def _all(results: list[bool | None]) -> bool | None:
 def _filter_value(call: CallArgs) -> Value | None:
     name = call.qualname.rsplit(".", 1)[-1]
     exact = call.get(1, "exact") if name == "PathContains" else None
-    args = call.args[:1] if name == "PathContains" else call.args
-    return FilterV(name, tuple(args), exact)
+    if name == "PathContains":
+        return FilterV(name, tuple(call.args[:1]), exact)
+    return FilterV(name, tuple(predicate(call, arg, call.arg_node(i)) for i, arg in enumerate(call.args)))
 
 
 # -- per-variable shardings ---------------------------------------------------------------------
@@ -201,7 +207,7 @@ def _filter_value(call: CallArgs) -> Value | None:
 def _state_sharding(call: CallArgs) -> Value | None:
     """`nnx.StateSharding({filter: sharding})`, a list of pairs, or a State of shardings (each
     path its own filter, as `statelib.create_path_filters` makes them)."""
-    return _by_filters(call.get(0, "filter_sharding"))
+    return _by_filters(call, call.get(0, "filter_sharding"), call.arg_node(0, "filter_sharding"))
 
 
 @calls("flax.nnx.prefix")
@@ -209,7 +215,9 @@ def _prefix(call: CallArgs) -> Value | None:
     """`nnx.prefix(node, {filter: sharding})`; of a tuple of nodes, a tuple of prefixes (one per
     node, as Flax's tree is). A function as the mapping is not read."""
     mapping = call.get(1, "filter_map")
-    prefix = _by_filters(mapping) if isinstance(mapping, DictV) else None
+    prefix = (
+        _by_filters(call, mapping, call.arg_node(1, "filter_map")) if isinstance(mapping, DictV) else None
+    )
     node = call.get(0, "node")
     if prefix is not None and isinstance(node, Seq):
         return Seq((prefix,) * len(node.items))
@@ -223,7 +231,9 @@ def _state(call: CallArgs) -> Value | None:
     return DictV(given.keys, given.values, origin=_STATE) if isinstance(given, DictV) else None
 
 
-def _by_filters(given: Value | None) -> StateShardingV | None:
+def _by_filters(call: CallArgs, given: Value | None, node: ast.expr | None) -> StateShardingV | None:
+    """The filters and their shardings of a mapping or list of pairs (`given`, written as
+    `node`): a filter written as a function is read as one (`nnx_predicates`)."""
     if isinstance(given, Seq) and all(isinstance(item, Seq) and len(item.items) == 2 for item in given.items):
         pairs = [item.items for item in given.items if isinstance(item, Seq)]
         return StateShardingV(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
@@ -231,7 +241,9 @@ def _by_filters(given: Value | None) -> StateShardingV | None:
         return None
     if given.origin == _STATE:
         return _by_paths(given)
-    return StateShardingV(given.keys, given.values)
+    keys = node.keys if isinstance(node, ast.Dict) and len(node.keys) == len(given.keys) else ()
+    filters = tuple(predicate(call, key, keys[i] if keys else None) for i, key in enumerate(given.keys))
+    return StateShardingV(filters, given.values)
 
 
 def _by_paths(tree: DictV) -> StateShardingV | None:

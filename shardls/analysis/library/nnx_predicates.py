@@ -1,0 +1,71 @@
+"""Flax NNX filters written as functions of a variable's path and the variable
+(`lambda path, x: 'kernel' in path`, `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`,
+a `def` taking both): Flax's `filterlib.to_predicate` calls them as they are. The evaluator reads
+a lambda as unknown wherever it is written, so the filter is taken from its source where it is
+given (the key of the dict literal, the argument of `nnx.All`, or a name bound to a lambda in the
+same scope), and its body is evaluated for each variable, its parameters bound to the path (a
+tuple of the keys) and the variable. A body that cannot be decided for a variable (it reads
+the variable's value, a name not known here) selects it or not as nothing else would: unknown,
+and the variables it could select get no sharding (`StateShardingV.for_variable`)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shardls.analysis.evaluation.known_values import decided
+from shardls.analysis.evaluator import Frame
+from shardls.analysis.library import CallArgs
+from shardls.analysis.library.nnx_variables import VariableV
+from shardls.analysis.values import Const, FunctionV, Seq, Value
+
+
+@dataclass(frozen=True, eq=False)
+class PredicateV(Value):
+    """A filter that is a function: what it answers for a path (as a tuple) and a variable."""
+
+    answer: Callable[[Value, Value], Value]
+
+    def selects(self, path: tuple[object, ...], variable: VariableV) -> bool | None:
+        """Whether the function selects the variable at `path`; None when its answer is not known
+        from the code (nor when a key of the path is)."""
+        keys = tuple(Const(part) for part in path if isinstance(part, (str, int)))
+        if len(keys) != len(path):
+            return None
+        return decided(self.answer(Seq(keys), variable))
+
+
+def predicate(call: CallArgs, value: Value, node: ast.expr | None) -> Value:
+    """The filter `value` (written as `node` in `call`) as a `PredicateV` when it is a function of
+    two parameters; any other filter as it is."""
+    evaluator, frame = call.evaluator, call.frame
+    if isinstance(value, FunctionV):
+        function = value
+        return PredicateV(lambda path, x: evaluator.call(function, [path, x], {}, None, frame))
+    written = _lambda_of(frame, node)
+    if written is None:
+        return value
+    names = [a.arg for a in [*written.args.posonlyargs, *written.args.args]]
+    if len(names) != 2 or written.args.vararg is not None:
+        return value
+    body = written.body
+
+    def answer(path: Value, x: Value) -> Value:
+        return evaluator.evaluate(body, frame.with_locals({**frame.locals, names[0]: path, names[1]: x}))
+
+    return PredicateV(answer)
+
+
+def _lambda_of(frame: Frame, node: ast.expr | None) -> ast.Lambda | None:
+    """The lambda written as `node`, or bound once to the name `node` in the scope read here
+    (`filter_0 = lambda path, var: ...`)."""
+    if isinstance(node, ast.Lambda):
+        return node
+    if not isinstance(node, ast.Name) or node.id in frame.locals:
+        return None
+    bindings = frame.scope.lookup(node.id, frame.position)
+    if len(bindings) != 1 or bindings[0].unpack or bindings[0].kind != "assign":
+        return None
+    value = bindings[0].value
+    return value if isinstance(value, ast.Lambda) else None
