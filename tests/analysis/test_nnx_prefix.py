@@ -72,11 +72,48 @@ def test_one_sharding_for_a_whole_module() -> None:
     }
 
 
-def test_a_predicate_is_not_guessed() -> None:
-    """A function as a filter is not read: the variables it may select get no sharding, nor do
-    the ones after it (Flax picks the first filter that matches)."""
-    analysis = _jitted('nnx.StateSharding({(lambda path, v: True): sharding("a"), ...: sharding("b")})')
+def test_a_predicate_whose_answer_is_not_known_is_not_guessed() -> None:
+    """A function as a filter whose body cannot be decided (it calls a function not known here):
+    the variables it may select get no sharding, nor do the ones after it (Flax picks the first
+    filter that matches)."""
+    analysis = _jitted(
+        'nnx.StateSharding({(lambda path, v: unknown_rule(path)): sharding("a"), ...: sharding("b")})'
+    )
     assert _layouts(analysis, SiteKind.JIT_IN) == {}
+
+
+def test_a_predicate_is_read_from_the_path_and_the_variable() -> None:
+    """`lambda path, x: ...` selects by the names in the path or the variable's type, as Flax
+    calls it; a lambda bound to a name and a `def` taking both are read the same way."""
+    analysis = analyze(
+        HEADER
+        + """
+is_bias = lambda path, x: path[-1] == "bias"
+def is_stat(path, x):
+    return isinstance(x, nnx.BatchStat)
+by = nnx.StateSharding({is_stat: sharding(), (lambda path, x: "kernel" in path): sharding("a", "b"), is_bias: sharding("b")})
+@nnx.jit(in_shardings=(by,))
+def f(model):
+    pass
+f(m)
+"""
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (8, 8)),
+        "model.bias": ((32,), (8,)),
+    }
+    assert not analysis.diagnostics
+
+
+def test_a_predicate_inside_all_is_read() -> None:
+    """tunix: `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`."""
+    analysis = _jitted(
+        'nnx.StateSharding({nnx.All(nnx.Param, lambda path, x: "bias" not in path): sharding("a"), ...: sharding()})'
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (8, 32)),
+        "model.bias": ((32,), (32,)),
+    }
 
 
 def test_param_filter_does_not_decide_other_kinds() -> None:
