@@ -181,3 +181,24 @@ def test_a_global_a_test_rebinds_is_not_known_in_the_helpers_it_calls() -> None:
         """
     )
     assert [d for d in analysis.diagnostics if d.code == "SH001"] == []
+
+
+def test_code_after_a_guard_that_leaves_one_device_runs_on_one() -> None:
+    """jax's pallas tests: `if jax.device_count() > 1: self.skipTest(...)`, then a mesh of all
+    devices: it has the one device left, not the 8 assumed."""
+    analysis = analyze(
+        """
+        import unittest
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+        class T(unittest.TestCase):
+            def test_single(self):
+                if jax.device_count() > 1:
+                    self.skipTest("single device")
+                x = jax.device_put(jnp.zeros((8, 128)), NamedSharding(Mesh(jax.devices(), "x"), P("x")))
+        """
+    )
+    assert analysis.diagnostics == ()
+    assert mesh_sizes(analysis, "x") == (1,)

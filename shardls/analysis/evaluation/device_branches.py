@@ -37,20 +37,41 @@ def note_branch(evaluator: Evaluator, statement: ast.If, branch: bool, test: Val
 
 
 def _stated_count(evaluator: Evaluator, node: ast.expr, branch: bool, frame: Frame) -> int | None:
-    """The number the device count itself (`jax.device_count()`, `len(jax.devices())`, a name
-    bound to one) is compared with, where the branch makes them equal; none from an assumption."""
+    """The one count the branch leaves the device count itself (`jax.device_count()`,
+    `len(jax.devices())`, a name bound to one) compared with a number: the number where they are
+    equal (`n == 4`, the `else` of `n != 4`), 1 where the count is at most 1 (`n < 2`, the code
+    after `if n > 1: skipTest(...)`); none from an assumption."""
     library = _library(evaluator)
     if library is None or not isinstance(node, ast.Compare) or len(node.ops) != 1:
-        return None
-    equal = isinstance(node.ops[0], ast.Eq)
-    if not (equal or isinstance(node.ops[0], ast.NotEq)) or equal is not branch:
         return None
     count = library.environment.device_count
     left, right = evaluator.eval(node.left, frame), evaluator.eval(node.comparators[0], frame)
     other = right if left is count else left if right is count else None
     if not isinstance(other, Const) or type(other.value) is not int or other.value < 1:
         return None
-    return None if other.origin is not None and other.origin.assumption is not None else other.value
+    if other.origin is not None and other.origin.assumption is not None:
+        return None
+    op = type(node.ops[0])
+    if left is not count:  # `4 == n`, `1 < n`: the count on the right
+        op = _MIRRORED.get(op, op)
+    if not branch:
+        op = _NEGATED.get(op, op)
+    k = other.value
+    only = {ast.Eq: k, ast.LtE: 1 if k == 1 else None, ast.Lt: 1 if k == 2 else None}
+    return only.get(op)
+
+
+_MIRRORED: dict[type, type] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+"""`k < n` is `n > k`."""
+_NEGATED: dict[type, type] = {
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+}
+"""The comparison that holds in the `else` branch."""
 
 
 @contextlib.contextmanager
