@@ -105,6 +105,27 @@ f(m)
     assert not analysis.diagnostics
 
 
+def test_a_predicate_a_function_returns_reads_the_call_s_arguments() -> None:
+    """flax's `path_ends_with(('linear1', 'kernel'))`: the lambda compares a slice of the path
+    with the suffix the call passed."""
+    analysis = analyze(
+        HEADER
+        + """
+def path_ends_with(path_suffix):
+    return lambda path, value: path[-len(path_suffix) :] == path_suffix
+by = nnx.StateSharding({path_ends_with(("bias",)): sharding("b"), path_ends_with(("kernel",)): sharding("a")})
+@nnx.jit(in_shardings=(by,))
+def f(model):
+    pass
+f(m)
+"""
+    )
+    assert _layouts(analysis, SiteKind.JIT_IN) == {
+        "model.kernel": ((16, 32), (8, 32)),
+        "model.bias": ((32,), (8,)),
+    }
+
+
 def test_a_predicate_inside_all_is_read() -> None:
     """tunix: `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`."""
     analysis = _jitted(

@@ -71,6 +71,10 @@ def shard(body: str, name: str = "x") -> object:
             "x = jax.device_put(jnp.zeros((max([], default=8), min([4, 16]))), NamedSharding(mesh, P('model')))",
             (2, 4),
         ),
+        (
+            "S = (4, 8)\nx = jax.device_put(jnp.zeros((16 if S[-1:] == (8,) else 3, 8 if S != [4, 8] else 3)), NamedSharding(mesh, P('data')))",
+            (8, 8),
+        ),
     ],
 )
 def test_arithmetic_and_collections(body: str, expected: tuple[int, ...]) -> None:

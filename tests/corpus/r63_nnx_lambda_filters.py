@@ -2,7 +2,8 @@
 tests/nnx/transforms_test.py `filter_0 = lambda path, var: ...` given to `nnx.prefix`, tunix's
 `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`, flax's NNX guides). Flax calls the
 function with the path (a tuple of keys) and the variable; shardls evaluates its body with them:
-names in the path, `path[-1]`, `isinstance(x, nnx.BatchStat)`, a `def` taking both.
+names in the path, `path[-1]`, `isinstance(x, nnx.BatchStat)`, a `def` taking both, and the
+lambda a function returns (flax's `path_ends_with(('linear1', 'kernel'))`, a tuple compared).
 """
 
 import jax
@@ -68,3 +69,19 @@ def make():
 
 
 made = make()  # expect: made
+
+
+def path_ends_with(path_suffix):
+    return lambda path, value: path[-len(path_suffix) :] == path_suffix
+
+
+suffixed = nnx.Linear(8, 32, rngs=nnx.Rngs(4))
+by_suffix = nnx.StateSharding({path_ends_with(("kernel",)): sharding(None, "b"), ...: sharding()})
+
+
+@nnx.jit(in_shardings=(by_suffix,))
+def visit(m):
+    pass
+
+
+visit(suffixed)  # expect: suffixed

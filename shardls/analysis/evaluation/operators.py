@@ -183,12 +183,27 @@ def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Valu
                 return Unknown("comparison failed")
         elif isinstance(op, (ast.Is, ast.IsNot)) and _never_none(left, right):
             outcome = isinstance(op, ast.IsNot)  # `spec is not None` on a spec
+        elif isinstance(op, (ast.Eq, ast.NotEq)) and (same := _same_items(left, right)) is not None:
+            outcome = same is isinstance(op, ast.Eq)  # `path[-2:] == ("mlp", "kernel")`
         else:
             return Unknown("comparison unknown")
         if not outcome:
             return assuming(Const(False), *operands)
         left = right
     return assuming(Const(True), *operands)
+
+
+def _same_items(left: Value, right: Value) -> bool | None:
+    """`==` of two tuples or lists of known items (a tuple never equals a list); None when an
+    item is not known."""
+    if not isinstance(left, Seq) or not isinstance(right, Seq):
+        return None
+    if left.is_list is not right.is_list or len(left.items) != len(right.items):
+        return False
+    pairs = list(zip(left.items, right.items))
+    if not all(isinstance(a, Const) and isinstance(b, Const) for a, b in pairs):
+        return None
+    return all(a.value == b.value for a, b in pairs)  # type: ignore[attr-defined]
 
 
 def _contains(container: Value, item: Value) -> bool | None:

@@ -2,8 +2,8 @@
 (`lambda path, x: 'kernel' in path`, `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`,
 a `def` taking both): Flax's `filterlib.to_predicate` calls them as they are. The evaluator reads
 a lambda as unknown wherever it is written, so the filter is taken from its source where it is
-given (the key of the dict literal, the argument of `nnx.All`, or a name bound to a lambda in the
-same scope), and its body is evaluated for each variable, its parameters bound to the path (a
+given (the key of the dict literal, the argument of `nnx.All`, a name bound to a lambda in the
+same scope, or the call of a function that returns one), and its body is evaluated for each variable, its parameters bound to the path (a
 tuple of the keys) and the variable. A body that cannot be decided for a variable (it reads
 the variable's value, a name not known here) selects it or not as nothing else would: unknown,
 and the variables it could select get no sharding (`StateShardingV.for_variable`)."""
@@ -39,33 +39,57 @@ class PredicateV(Value):
 def predicate(call: CallArgs, value: Value, node: ast.expr | None) -> Value:
     """The filter `value` (written as `node` in `call`) as a `PredicateV` when it is a function of
     two parameters; any other filter as it is."""
-    evaluator, frame = call.evaluator, call.frame
+    evaluator = call.evaluator
     if isinstance(value, FunctionV):
-        function = value
+        function, frame = value, call.frame
         return PredicateV(lambda path, x: evaluator.call(function, [path, x], {}, None, frame))
-    written = _lambda_of(frame, node)
-    if written is None:
+    found = _lambda_of(call, node)
+    if found is None:
         return value
+    written, where = found
     names = [a.arg for a in [*written.args.posonlyargs, *written.args.args]]
     if len(names) != 2 or written.args.vararg is not None:
         return value
     body = written.body
 
     def answer(path: Value, x: Value) -> Value:
-        return evaluator.evaluate(body, frame.with_locals({**frame.locals, names[0]: path, names[1]: x}))
+        return evaluator.evaluate(body, where.with_locals({**where.locals, names[0]: path, names[1]: x}))
 
     return PredicateV(answer)
 
 
-def _lambda_of(frame: Frame, node: ast.expr | None) -> ast.Lambda | None:
-    """The lambda written as `node`, or bound once to the name `node` in the scope read here
-    (`filter_0 = lambda path, var: ...`)."""
+def _lambda_of(call: CallArgs, node: ast.expr | None) -> tuple[ast.Lambda, Frame] | None:
+    """The lambda written as `node`, bound once to the name `node` in the scope read here
+    (`filter_0 = lambda path, var: ...`), or returned by the function `node` calls (flax's
+    `path_ends_with(('linear1', 'kernel'))`), with the frame its body reads names in."""
+    frame = call.frame
     if isinstance(node, ast.Lambda):
-        return node
+        return node, frame
+    if isinstance(node, ast.Call):
+        return _returned_lambda(call, node)
     if not isinstance(node, ast.Name) or node.id in frame.locals:
         return None
     bindings = frame.scope.lookup(node.id, frame.position)
     if len(bindings) != 1 or bindings[0].unpack or bindings[0].kind != "assign":
         return None
     value = bindings[0].value
-    return value if isinstance(value, ast.Lambda) else None
+    return (value, frame) if isinstance(value, ast.Lambda) else None
+
+
+def _returned_lambda(call: CallArgs, node: ast.Call) -> tuple[ast.Lambda, Frame] | None:
+    """The lambda a workspace function returns (its only `return`), in the frame of that call:
+    the body reads the call's arguments (`path_suffix`)."""
+    evaluator, frame = call.evaluator, call.frame
+    function = evaluator.evaluate(node.func, frame)
+    if not isinstance(function, FunctionV) or frame.call_depth >= evaluator.limits.call_depth:
+        return None
+    info = function.func
+    returns = info.returns
+    if len(returns) != 1 or not isinstance(returns[0].value, ast.Lambda):
+        return None
+    args, kwargs = evaluator.call_arguments(node, frame)
+    locals_ = evaluator.bind_arguments(info, args, kwargs, function.bound, frame)
+    called = Frame(
+        info.module, info.scope, info.segment, None, locals_, frame.call_depth + 1, function.closure
+    )
+    return returns[0].value, called
