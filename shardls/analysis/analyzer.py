@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import gc
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from shardls.analysis.budget_notes import file_budget_ended, statement_budget_ended
 from shardls.analysis.evaluator import Evaluator, Limits, Reads
@@ -21,12 +21,13 @@ from shardls.analysis.file_settings import (
     file_device_count,
     file_environment,
 )
+from shardls.analysis.foreign_calls import ForeignCalls
 from shardls.analysis.library import Library
 from shardls.analysis.mesh_pass import MeshPassCache, find_meshes, pass_fingerprint
 from shardls.analysis.method_units import MethodEdit, UnitResult, class_members, kept_units
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.pragmas import Pragmas, read_pragmas
-from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
+from shardls.analysis.recognition import recognized, run_recognizer
 from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.segment_cache import (
     FileCache,
@@ -135,7 +136,8 @@ class Analyzer:
             [],
             default_dtype,
         )
-        walker = Walker(evaluator, module, TRIGGER, calls_pattern())
+        foreign = ForeignCalls(evaluator, module)
+        walker = Walker(evaluator, module, *foreign.walker_tests())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
         walker.meshes.evaluate_bindings_where_written()
         passes = _cache_of(
@@ -166,6 +168,7 @@ class Analyzer:
             tuple((c.how, c.mesh.mesh) for c in walker.meshes.global_meshes),
             walker.meshes.mesh_setters,  # a call of a new setter elsewhere changes what follows it
             builder.fallback_mesh,  # the workspace's only mesh changes with another file
+            foreign.names(module),  # a module imported anew, or a helper that now places
         )
         cache: FileCache[SegmentResult] = _cache_of(self._files, module, fingerprint)
         stale = cache.stale(module, self.workspace)
@@ -195,7 +198,7 @@ class Analyzer:
                 if not walker.wanted(segment):
                     continue
                 replaced = cache.replaced(segment)
-                result = self._analyze_segment(segment, walker, builder, evaluator, typing, replaced)
+                result = self._analyze_segment(segment, walker, builder, foreign, typing, replaced)
                 cache.keep(segment, result)
             sites.extend(result.sites)
             placed.extend(result.placed)
@@ -257,7 +260,7 @@ class Analyzer:
         segment: Segment,
         walker: Walker,
         builder: SiteBuilder,
-        evaluator: Evaluator,
+        foreign: ForeignCalls,
         typing: TypingPass,
         replaced: tuple[SegmentResult, MethodEdit] | None = None,
     ) -> SegmentResult:
@@ -266,14 +269,14 @@ class Analyzer:
         replaced, and the edit, confined to one method) allows."""
         members = class_members(segment)
         if members is None:
-            return self._analyze_whole(segment, walker, builder, evaluator, typing)
+            return self._analyze_whole(segment, walker, builder, foreign, typing)
         if replaced is not None and replaced[0].units is not None and replaced[0].steps.spent is not None:
             kept = kept_units(replaced[1], replaced[0].units, self.workspace)
             if kept is not None:
-                again = self._analyze_units(segment, members, walker, builder, evaluator, typing, kept)
+                again = self._analyze_units(segment, members, walker, builder, foreign, typing, kept)
                 if again is not None:
                     return again
-        made = self._analyze_units(segment, members, walker, builder, evaluator, typing, None)
+        made = self._analyze_units(segment, members, walker, builder, foreign, typing, None)
         assert made is not None
         return made
 
@@ -282,16 +285,17 @@ class Analyzer:
         segment: Segment,
         walker: Walker,
         builder: SiteBuilder,
-        evaluator: Evaluator,
+        foreign: ForeignCalls,
         typing: TypingPass,
     ) -> SegmentResult:
+        evaluator = foreign.evaluator
         file_left = evaluator.budget_left
         exhausted = evaluator.exhausted
         budget = evaluator.limits.statement_budget(len(segment.text))
         reads = Reads()
         with evaluator.budget(budget):
             sites, diagnostics, ended = _walk(
-                walker.visits([segment]), segment, builder, evaluator, typing, reads
+                walker.visits([segment]), segment, builder, foreign, typing, reads
             )
             left = evaluator.steps_left_here
         if ended is not None and file_left != 0:
@@ -307,7 +311,7 @@ class Analyzer:
         members: tuple[ast.stmt, ...],
         walker: Walker,
         builder: SiteBuilder,
-        evaluator: Evaluator,
+        foreign: ForeignCalls,
         typing: TypingPass,
         kept: list[UnitResult | None] | None,
     ) -> SegmentResult | None:
@@ -316,6 +320,7 @@ class Analyzer:
         result, None for those to analyse again), those keep theirs and what they spent is
         taken off the budget. None when, so, a budget ran out or came within a question of
         it (the whole class is then analysed again: a fresh analysis may run out elsewhere)."""
+        evaluator = foreign.evaluator
         file_left = evaluator.budget_left
         exhausted = evaluator.exhausted
         budget = evaluator.limits.statement_budget(len(segment.text))
@@ -331,7 +336,7 @@ class Analyzer:
                 reads = Reads()
                 before = evaluator.steps_left_here
                 visits = walker.member_visits(segment, member)
-                sites, diagnostics, unit_ended = _walk(visits, segment, builder, evaluator, typing, reads)
+                sites, diagnostics, unit_ended = _walk(visits, segment, builder, foreign, typing, reads)
                 ended = ended or unit_ended
                 keys, modules = read_keys(walker.module, self.workspace, reads)
                 units.append(
@@ -350,20 +355,24 @@ def _walk(
     visits: Iterable[Visit],
     segment: Segment,
     builder: SiteBuilder,
-    evaluator: Evaluator,
+    foreign: ForeignCalls,
     typing: TypingPass,
     reads: Reads,
 ) -> tuple[list[Site], list[Diagnostic], Span | None]:
     """The sites and diagnostics of the calls `visits` walks to (of `segment`), what the walk
     and the recognizers read (into `reads`), and where a budget ran out: the segment's first
-    line when it did in the walk, otherwise the call whose recognizer it ran out in."""
+    line when it did in the walk, otherwise the call whose recognizer it ran out in. The calls
+    of helpers of other modules are placed last (`foreign_calls`), after the typing pass's
+    report, whose events are those of this file's code only."""
+    evaluator = foreign.evaluator
     evaluator.reads = reads
     builder.sites, builder.diagnostics = [], []
     recorder = evaluator.typing
     mark = recorder.mark() if recorder is not None else 0
     exhausted = evaluator.exhausted
     try:
-        recognizable = recognized(visits, evaluator)
+        helper_calls: list[Visit] = []
+        recognizable = recognized(_noting(visits, foreign, helper_calls), evaluator)
         ended = None if evaluator.exhausted == exhausted else _first_line(segment)
         for visit, qualname in recognizable:
             before = evaluator.exhausted
@@ -373,9 +382,22 @@ def _walk(
                 ended = visit.frame.span(visit.call)
         if recorder is not None:
             typing.report(builder, recorder.since(mark))
+        for visit in helper_calls:
+            before = evaluator.exhausted
+            foreign.place(builder, visit)
+            if ended is None and evaluator.exhausted != before:
+                ended = visit.frame.span(visit.call)
     finally:
         evaluator.reads = None
     return builder.sites, builder.diagnostics + legacy_mesh_contexts(recognizable), ended
+
+
+def _noting(visits: Iterable[Visit], foreign: ForeignCalls, helper_calls: list[Visit]) -> Iterator[Visit]:
+    """`visits`, noting in `helper_calls` those that may call a helper of another module."""
+    for visit in visits:
+        if foreign.wants(visit):
+            helper_calls.append(visit)
+        yield visit
 
 
 def _budget_note(evaluator: Evaluator, ended: Span) -> Diagnostic:

@@ -86,6 +86,14 @@ class ModuleInfo:
                                 found.setdefault(name, []).append((segment, stmt))
         return found
 
+    @cached_property
+    def placing_functions(self) -> frozenset[str]:
+        """The top-level functions whose defining statement mentions a placement: the helpers
+        another module's calls may get sites from (`walking/helper_imports.py`)."""
+        from shardls.analysis.walking.helper_imports import placing_functions
+
+        return placing_functions(self)
+
     @property
     def scope(self) -> Scope:
         return self.module_scope.scope

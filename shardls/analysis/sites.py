@@ -108,6 +108,19 @@ def recognizer_for(qualname: str) -> Recognizer | None:
     return _RECOGNIZERS.get(qualname)
 
 
+@dataclass(frozen=True)
+class Via:
+    """A call of a helper of another module whose placements are being recognised
+    (`foreign_calls.py`): their sites and problems go on the call, as JAX meets them there."""
+
+    span: Span
+    """The call, in the analysed file."""
+    note: str
+    """Which helper made the site: `via put() in utils.py:12`."""
+    target: str | None
+    """The name the caller assigns the helper's result to."""
+
+
 @dataclass
 class SiteBuilder:
     """Collects the sites, meshes and diagnostics of one file."""
@@ -130,6 +143,9 @@ class SiteBuilder:
     guard: frozenset[Guard] = frozenset()
     """The `if` branches of the call being recognised: a dimension that depends on a condition
     expands only to the outcomes of those branches."""
+    via: Via | None = None
+    """Set while the placements of a helper of another module are recognised: a place in that
+    module means the call of the helper here."""
 
     # -- meshes -----------------------------------------------------------------------------
 
@@ -210,6 +226,8 @@ class SiteBuilder:
         the workspace), which never decides a problem."""
         if self.fallback_mesh is not None and not self.fallback_mesh.fallback:
             return self.fallback_mesh
+        if self.via is not None:
+            span = self.via.span
         if len(self.file_meshes) == 1:
             return guessed(self.file_meshes[0], "the only mesh in this file")
         above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
@@ -284,13 +302,17 @@ class SiteBuilder:
         # A spec written elsewhere (`sharding = NamedSharding(mesh, P(...))` reused by several
         # device_puts, or `from config import SPEC`) is not wrong where it is written: JAX fails at
         # the use. Diagnostics go on the site, with the spec's place as related information.
+        if self.via is not None:  # the recognizer's places are in the helper's file
+            span, spec_span = self.via.span, None
         foreign_spec = spec.span is not None and (
-            spec.path not in (None, self.path) or not spec.span.within(span)
+            spec.path not in ((self.path,) if self.via else (None, self.path)) or not spec.span.within(span)
         )
         spec_span = spec_span or (span if foreign_spec else spec.span) or span
         notes = list(assumptions)
         if visit.context.call_site:
             notes.append(f"arguments from {visit.context.call_site}")
+        if self.via is not None:
+            notes.append(self.via.note)
         if spec.unknown_entries:
             notes.append(
                 "spec entr"
@@ -386,6 +408,8 @@ class SiteBuilder:
         """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
         default device count) is at most a warning that says what was assumed: only facts from
         the code and the user's settings make an error."""
+        if self.via is not None and not span.within(self.via.span):
+            span = self.via.span  # a place in the helper's file: the call here
         if not self.record.first_time((span, problem.code, problem.message)):
             return
         data = dict(problem.data)

@@ -345,6 +345,17 @@ class Walker:
                 return found, provider not in _UNTRACED
         return [], False
 
+    def called_body(
+        self, info: FunctionInfo, locals_: dict[str, Value], context: Context, call_depth: int
+    ) -> Iterator[Visit]:
+        """Every call in the body of a function of this module as one call from another module
+        runs it: its parameters bound to that call's arguments, in the caller's context
+        (`analysis/foreign_calls.py`)."""
+        frame = Frame(
+            self.module, info.scope, info.segment, None, locals_, call_depth, runs_at=context.runs_at
+        )
+        yield from self._statements(info.node.body, frame, context, info.scope, _Search())
+
     def calls_named(self, name: str, depth: int) -> list[Visit]:
         """The calls `name(...)` and `x.name(...)` in this module, in the contexts they run in;
         none when callers are already searched `MAX_CALLER_DEPTH` deep. Found once per analysis

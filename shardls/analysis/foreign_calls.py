@@ -1,0 +1,139 @@
+"""Sites at the calls of placement helpers defined in another module of the workspace.
+
+Within one file the walker visits a helper's body once per call that reaches it (its call
+contexts), and the helper's placements are sites where they are written. A helper imported from
+another module (`from .utils import put`, then `put(x, mesh, P("data"))`) is never walked by the
+importer's analysis, so its call had no site and a hover there answered nothing. Here the body of
+such a helper is walked as the call runs it (its parameters bound to the call's arguments, in
+the caller's mesh and `jit` context), its placements are recognised as usual, and the sites and
+problems they give are placed on the call (`SiteBuilder.via`), saying which helper made them
+(`via put() in utils.py:12`). The helper's own sites, in its own file's analysis, are unchanged.
+
+Bounded: a helper's helpers are followed `MAX_HELPER_DEPTH` deep (never the same function twice
+on one chain), the walk and every evaluation are charged to the statement's step budget as any
+other, and only calls of names the module imports from a placing helper are looked at
+(`walking/helper_imports.py`). The caller's result depends on the helper's module as it read it:
+evaluating the callee reads it through the import (`Reads.modules`), and resolving the imports
+reads its text (`Workspace.reads`), so editing the helper analyses its callers again.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field, replace
+
+from shardls.analysis.definitions import FunctionInfo
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
+from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
+from shardls.analysis.sites import SiteBuilder, Via
+from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
+from shardls.analysis.values import FunctionV, options
+from shardls.analysis.walker import Context, Visit, Walker
+from shardls.analysis.walking.call_syntax import called_name
+from shardls.analysis.walking.helper_imports import helper_names, with_helpers
+from shardls.analysis.walking.text_tests import TextTest
+
+MAX_HELPER_DEPTH = 2
+"""Helpers of other modules followed from a call: the helper, and the helpers it calls."""
+
+
+@dataclass
+class ForeignCalls:
+    """The helper calls of one analysis: which names may call a helper of another module, and
+    a walker per module whose helpers are walked (made on first use)."""
+
+    evaluator: Evaluator
+    module: ModuleInfo
+    """The analysed module."""
+    _names: dict[int, tuple[ModuleInfo, frozenset[str]]] = field(default_factory=dict, repr=False)
+    _walkers: dict[int, tuple[ModuleInfo, Walker]] = field(default_factory=dict, repr=False)
+
+    def walker_tests(self) -> tuple[TextTest, TextTest]:
+        """The analysed module's walker's segment trigger and call test, which also find the calls
+        of the helpers it imports."""
+        return with_helpers(calls_pattern(), TRIGGER, self.names(self.module))
+
+    def names(self, module: ModuleInfo) -> frozenset[str]:
+        """The names a call in `module` may call a helper of another module by; in a module
+        other than the analysed one, its own placing functions too (the analysed module's own
+        are walked in their call contexts by its walker)."""
+        kept = self._names.get(id(module))
+        if kept is None:
+            found = helper_names(self.evaluator.resolver, module)
+            if module is not self.module:
+                found |= module.placing_functions
+            kept = self._names[id(module)] = (module, found)
+        return kept[1]
+
+    def wants(self, visit: Visit) -> bool:
+        """Whether the call may call a helper of another module (a cheap test of its name)."""
+        name = called_name(visit.call)
+        return name is not None and name in self.names(visit.frame.module)
+
+    def place(self, builder: SiteBuilder, visit: Visit, chain: tuple[ast.AST, ...] = ()) -> None:
+        """The sites and problems of the helpers of other modules `visit` calls, on the call (on
+        the outermost call of the analysed file, for a helper's helper)."""
+        evaluator = self.evaluator
+        for option in options(evaluator.evaluate(visit.call.func, visit.frame)):
+            if not isinstance(option, FunctionV) or option.bound is not None or option.func.owner is not None:
+                continue
+            info = option.func
+            if info.module.path == self.module.path or info.node in chain:
+                continue
+            args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
+            locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            body = list(
+                self._walker(info.module).called_body(
+                    info, locals_, _body_context(info, visit.context), visit.frame.call_depth + 1
+                )
+            )
+            outer = builder.via
+            builder.via = outer or Via(visit.frame.span(visit.call), _note(info), visit.target)
+            try:
+                for inner, qualname in recognized(body, evaluator):
+                    if qualname not in MESH_CONSTRUCTORS:
+                        run_recognizer(builder, _named(inner, builder.via), qualname)
+                if len(chain) + 1 < MAX_HELPER_DEPTH:
+                    for inner in body:
+                        if self.wants(inner):
+                            self.place(builder, inner, (*chain, info.node))
+            finally:
+                builder.via = outer
+
+    def _walker(self, module: ModuleInfo) -> Walker:
+        kept = self._walkers.get(id(module))
+        if kept is None:
+            trigger, calls = with_helpers(calls_pattern(), TRIGGER, self.names(module))
+            kept = self._walkers[id(module)] = (module, Walker(self.evaluator, module, trigger, calls))
+        return kept[1]
+
+
+def _body_context(info: FunctionInfo, caller: Context) -> Context:
+    """The context a helper's body runs in: its caller's, traced also when the helper is
+    decorated with a transform (`@jax.jit`)."""
+    node = info.node
+    decorated = traced_by_decorator(node)
+    inside_jit = caller.inside_jit or jitted_by_decorator(node)
+    traced = (
+        True
+        if decorated or inside_jit or caller.traced
+        else None
+        if decorated is None or caller.traced is None
+        else False
+    )
+    return replace(caller, inside_jit=inside_jit, traced=traced, call_site=None)
+
+
+def _named(visit: Visit, via: Via) -> Visit:
+    """A placement the helper returns is named as the caller names the helper's result."""
+    if isinstance(visit.statement, ast.Return) and via.target is not None:
+        return replace(visit, target=via.target)
+    return visit
+
+
+def _note(info: FunctionInfo) -> str:
+    line = info.segment.abs_line(info.node.lineno) + 1
+    return f"via {info.name}() in {os.path.basename(info.module.path)}:{line}"
