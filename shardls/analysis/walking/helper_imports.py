@@ -35,15 +35,25 @@ MAX_REEXPORTS = 3
 
 
 def placing_functions(module: ModuleInfo) -> frozenset[str]:
-    """The module's top-level functions whose defining statement mentions a placement (read
-    once per module version, `ModuleInfo.placing_functions`)."""
+    """The module's top-level functions whose defining statement mentions a placement or calls
+    another such function of the module (`put_batch(x)` calling `put(x, P("data"))`), read once
+    per module version (`ModuleInfo.placing_functions`)."""
+    calls: dict[str, frozenset[str]] = {}
     found: set[str] = set()
     for segment in module.source.segments:
-        if not any(word in segment.text for word in _PLACES):
-            continue
         for stmt in segment.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found.add(stmt.name)
+                if any(word in segment.text for word in _PLACES):
+                    found.add(stmt.name)
+                else:
+                    calls[stmt.name] = called_names(segment.text)
+    grown = True
+    while grown:  # each round adds a function or ends: at most one round per function
+        callers = {name for name, called in calls.items() if not called.isdisjoint(found)}
+        grown = bool(callers)
+        found |= callers
+        for name in callers:
+            del calls[name]
     return frozenset(found)
 
 
