@@ -1,0 +1,76 @@
+"""`shardls check` on a call of a placement helper of another module: the call's layout is
+listed with `--show-layouts`, and the persistent cache analyses the caller again when the
+helper's module changes (its result records that it read that module)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from check_helpers import HEADER, check, write
+
+from shardls.analysis.analyzer import Analyzer
+from shardls.cli import check_files
+from shardls.cli.check_cache import CACHE_DIR_VARIABLE
+
+UTILS = (
+    "import jax\n"
+    "from jax.sharding import NamedSharding\n"
+    "\n"
+    "\n"
+    "def put(x, mesh, spec):\n"
+    "    return jax.device_put(x, NamedSharding(mesh, spec))\n"
+)
+PROJECT: dict[str, str | bytes] = {
+    "pyproject.toml": "[tool.shardls]\ndevice-count = 8\n",
+    "pkg/__init__.py": "",
+    "pkg/utils.py": UTILS,
+    "pkg/main.py": HEADER + "from pkg.utils import put\nw = put(jnp.zeros((16, 8)), mesh, P('data'))\n",
+}
+
+
+@pytest.fixture(autouse=True)
+def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(CACHE_DIR_VARIABLE, raising=False)
+    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)  # in this process, to count
+
+
+@pytest.fixture
+def analysed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The files analysed (by name), in order, since the test began or the list was cleared."""
+    seen: list[str] = []
+    analyze = Analyzer.analyze
+
+    def counting(self: Analyzer, path: str, text: str, settings: object = None) -> object:
+        seen.append(Path(path).name)
+        return analyze(self, path, text, settings)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Analyzer, "analyze", counting)
+    yield seen
+
+
+def test_show_layouts_lists_the_call_of_a_helper_with_its_layout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write(tmp_path, PROJECT)
+    out = check(capsys, "--show-layouts", "--no-cache", "--output-format", "concise").out
+    assert "pkg/main.py:7:5: device_put w: float32[16@data,8] → per device float32[8,8]" in out
+
+
+def test_editing_the_helper_analyses_its_callers_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+) -> None:
+    write(tmp_path, PROJECT)
+    cold = check(capsys, "--show-layouts", "--output-format", "concise")
+    analysed.clear()
+    assert check(capsys, "--show-layouts", "--output-format", "concise") == cold
+    assert analysed == []
+    write(
+        tmp_path, {"pkg/utils.py": UTILS.replace("jax.device_put(x,", "jax.lax.with_sharding_constraint(x,")}
+    )
+    warm = check(capsys, "--show-layouts", "--output-format", "concise")
+    assert sorted(analysed) == ["main.py", "utils.py"]
+    assert "pkg/main.py:7:5: with_sharding_constraint w:" in warm.out
+    assert warm == check(capsys, "--show-layouts", "--output-format", "concise", "--no-cache")
