@@ -9,7 +9,10 @@ the caller's mesh and `jit` context), its placements are recognised as usual, an
 problems they give are placed on the call (`SiteBuilder.via`), saying which helper made them
 (`via put() in utils.py:12`). The helper's own sites, in its own file's analysis, are unchanged.
 
-Bounded: a helper's helpers are followed `MAX_HELPER_DEPTH` deep (never the same function twice
+Only what the helper makes of its parameters is placed at the call (`device_put`,
+`with_sharding_constraint`, `reshard`, `NamedSharding`, ... of a name computed from them,
+`helper_imports.places_parameter`): its other sites do not depend on the caller, and stay the
+helper's own. Bounded: a helper's helpers are followed `MAX_HELPER_DEPTH` deep (never the same function twice
 on one chain), the walk and every evaluation are charged to the statement's step budget as any
 other, and only calls of names the module imports from a placing helper are looked at
 (`walking/helper_imports.py`). The caller's result depends on the helper's module as it read it:
@@ -27,13 +30,12 @@ from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
-from shardls.analysis.recognizers.meshes import MESH_CONSTRUCTORS
 from shardls.analysis.sites import SiteBuilder, Via
 from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import FunctionV, options
 from shardls.analysis.walker import Context, Visit, Walker
 from shardls.analysis.walking.call_syntax import called_name
-from shardls.analysis.walking.helper_imports import helper_names, with_helpers
+from shardls.analysis.walking.helper_imports import PLACEMENTS, helper_names, places_parameter, with_helpers
 from shardls.analysis.walking.text_tests import TextTest
 
 MAX_HELPER_DEPTH = 2
@@ -93,11 +95,12 @@ class ForeignCalls:
             outer = builder.via
             builder.via = outer or Via(visit.frame.span(visit.call), _note(info), visit.target)
             try:
-                for inner, qualname in recognized(body, evaluator):
-                    if qualname not in MESH_CONSTRUCTORS:
+                placing = [visit for visit in body if places_parameter(visit.call, info.node)]
+                for inner, qualname in recognized(placing, evaluator):
+                    if qualname.rsplit(".", 1)[-1] in PLACEMENTS:
                         run_recognizer(builder, _named(inner, builder.via), qualname)
                 if len(chain) + 1 < MAX_HELPER_DEPTH:
-                    for inner in body:
+                    for inner in placing:
                         if self.wants(inner):
                             self.place(builder, inner, (*chain, info.node))
             finally:

@@ -94,6 +94,16 @@ class ModuleInfo:
 
         return placing_functions(self)
 
+    @cached_property
+    def top_imports(self) -> tuple[ast.Import | ast.ImportFrom, ...]:
+        """The module's top-level import statements, in order (read once per module version)."""
+        return tuple(
+            stmt
+            for segment in self.source.segments
+            for stmt in segment.body
+            if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        )
+
     @property
     def scope(self) -> Scope:
         return self.module_scope.scope

@@ -17,111 +17,151 @@ from dataclasses import dataclass
 
 from shardls.analysis.evaluation.interfaces import ModuleResolver
 from shardls.analysis.module_info import ModuleInfo, called_names
+from shardls.analysis.node_memo import per_node
+from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest
 
-_PLACES = (
-    "device_put",
-    "with_sharding_constraint",
-    "reshard",
-    "NamedSharding",
-    "make_array_from_callback",
-    "ShapeDtypeStruct",
+PLACEMENTS = frozenset(
+    (
+        "device_put",
+        "with_sharding_constraint",
+        "reshard",
+        "NamedSharding",
+        "make_array_from_callback",
+        "ShapeDtypeStruct",
+    )
 )
-"""Words of a function's text that may make a site of an argument."""
+"""The calls by which a helper lays out what its caller passes (by their last name)."""
 
 MAX_REEXPORTS = 3
 """Re-exports followed from an import to the definition (`from pkg import put` where
 `pkg/__init__.py` says `from .utils import put`): bounded, as import cycles are legal."""
 
 
+@per_node
+def from_parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """The names of a function's body whose value may come from its parameters: the parameters,
+    and what assignments compute from them (in the order written, read from the syntax)."""
+    arguments = node.args
+    found = {
+        a.arg
+        for a in [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            arguments.vararg,
+            arguments.kwarg,
+        ]
+        if a is not None
+    }
+    for inner in ast.walk(node):
+        if not isinstance(inner, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or inner.value is None:
+            continue
+        if not _mentioned(inner.value).isdisjoint(found):
+            targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+            found |= {n for target in targets for n in _mentioned(target)}
+    return frozenset(found)
+
+
+def places_parameter(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a placement `call` in `function` lays out something made from its parameters."""
+    return not from_parameters(function).isdisjoint(_mentioned(call))
+
+
+@per_node
+def _mentioned(node: ast.AST) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+
+
 def placing_functions(module: ModuleInfo) -> frozenset[str]:
-    """The module's top-level functions whose defining statement mentions a placement or calls
-    another such function of the module (`put_batch(x)` calling `put(x, P("data"))`), read once
-    per module version (`ModuleInfo.placing_functions`)."""
-    calls: dict[str, frozenset[str]] = {}
+    """The module's top-level functions that place something made from their parameters
+    (`PLACEMENTS`), or pass it to another such function of the module (`put_batch(x)` calling
+    `put(x, P("data"))`), read once per module version (`ModuleInfo.placing_functions`)."""
+    defs = [
+        (stmt, called_names(segment.text))
+        for segment in module.source.segments
+        for stmt in segment.body
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     found: set[str] = set()
-    for segment in module.source.segments:
-        for stmt in segment.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if any(word in segment.text for word in _PLACES):
-                    found.add(stmt.name)
-                else:
-                    calls[stmt.name] = called_names(segment.text)
     grown = True
     while grown:  # each round adds a function or ends: at most one round per function
-        callers = {name for name, called in calls.items() if not called.isdisjoint(found)}
-        grown = bool(callers)
-        found |= callers
-        for name in callers:
-            del calls[name]
+        callees = PLACEMENTS | found
+        added = {
+            d.name
+            for d, called in defs
+            if d.name not in found and not called.isdisjoint(callees) and _places_with(d, callees)
+        }
+        grown = bool(added)
+        found |= added
     return frozenset(found)
+
+
+def _places_with(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, callees: frozenset[str] | set[str]
+) -> bool:
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call) and called_name(node) in callees and places_parameter(node, function):
+            return True
+    return False
 
 
 def helper_names(resolver: ModuleResolver, module: ModuleInfo) -> frozenset[str]:
     """The names through which `module` may call a placement helper of another workspace module:
     an imported helper's local name, and the helpers of an imported module (called as
-    `utils.put(...)`, whose last word is the name). Only the module's top-level imports."""
+    `utils.put(...)`, whose last word is the name). Only names the module calls somewhere
+    (`ModuleInfo.call_index`) are looked for, and only its top-level imports are read: an
+    import whose names are never called resolves nothing."""
+    called = module.call_index.keys()
     found: set[str] = set()
-    for segment in module.source.segments:
-        for stmt in segment.body:
-            if isinstance(stmt, ast.ImportFrom):
-                found |= _from_import(resolver, module, stmt)
-            elif isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    imported = resolver.resolve(module, alias.name, 0)
-                    if imported is not None:
-                        found |= _exported(resolver, imported, MAX_REEXPORTS)
+    for stmt in module.top_imports:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                imported = resolver.resolve(module, alias.name, 0)
+                if imported is not None:
+                    found |= {name for name in called if _places(resolver, imported, name, MAX_REEXPORTS)}
+            continue
+        wanted = [a for a in stmt.names if a.name == "*" or (a.asname or a.name) in called]
+        package = any(a.name != "*" and (a.asname or a.name) not in called for a in stmt.names)
+        if not wanted and not package:
+            continue
+        base = resolver.resolve(module, stmt.module or "", stmt.level)
+        if base is None or base is module:
+            continue
+        for alias in stmt.names:
+            local = alias.asname or alias.name
+            if alias.name == "*":
+                found |= {name for name in called if _places(resolver, base, name, MAX_REEXPORTS)}
+            elif local in called:
+                if _places(resolver, base, alias.name, MAX_REEXPORTS):
+                    found.add(local)
+            elif base.path.endswith("__init__.py"):  # `from pkg import utils`: maybe a submodule
+                submodule = resolver.resolve(base, alias.name, 1)
+                if submodule is not None:
+                    found |= {name for name in called if _places(resolver, submodule, name, MAX_REEXPORTS)}
     return frozenset(found)
 
 
-def _from_import(resolver: ModuleResolver, module: ModuleInfo, stmt: ast.ImportFrom) -> set[str]:
-    base = resolver.resolve(module, stmt.module or "", stmt.level)
-    if base is None or base is module:
-        return set()
-    found: set[str] = set()
-    for alias in stmt.names:
-        if alias.name == "*":
-            found |= _exported(resolver, base, MAX_REEXPORTS)
-        elif _places(resolver, base, alias.name, MAX_REEXPORTS):
-            found.add(alias.asname or alias.name)
-        elif base.path.endswith("__init__.py"):  # `from pkg import utils`: a submodule
-            submodule = resolver.resolve(base, alias.name, 1)
-            if submodule is not None:
-                found |= _exported(resolver, submodule, MAX_REEXPORTS)
-    return found
-
-
 def _places(resolver: ModuleResolver, module: ModuleInfo, name: str, depth: int) -> bool:
-    """Whether `name` in `module` is a placing function, or re-exports one."""
+    """Whether `name` in `module` is a placing function, or re-exports one by a top-level
+    `from ... import` (read from the syntax; `depth` re-exports at most)."""
     if name in module.placing_functions:
         return True
     if depth <= 0:
         return False
-    for binding in module.scope.lookup(name, None):
-        statement = binding.statement
-        if binding.kind == "importfrom" and isinstance(statement, ast.ImportFrom):
-            source = resolver.resolve(module, statement.module or "", statement.level)
-            original = binding.node.name if isinstance(binding.node, ast.alias) else name
-            if source is not None and source is not module and _places(resolver, source, original, depth - 1):
-                return True
-    return False
-
-
-def _exported(resolver: ModuleResolver, module: ModuleInfo, depth: int) -> set[str]:
-    """The placing functions a module defines or re-exports by name."""
-    found = set(module.placing_functions)
-    if depth <= 0:
-        return found
-    for segment in module.source.segments:
-        for stmt in segment.body:
-            if isinstance(stmt, ast.ImportFrom) and stmt.level:  # a package's own modules
+    for stmt in module.top_imports:
+        if not isinstance(stmt, ast.ImportFrom):
+            continue
+        for alias in stmt.names:
+            if alias.name != "*" and (alias.asname or alias.name) == name:
                 source = resolver.resolve(module, stmt.module or "", stmt.level)
-                if source is None or source is module:
-                    continue
-                for alias in stmt.names:
-                    if alias.name != "*" and _places(resolver, source, alias.name, depth - 1):
-                        found.add(alias.asname or alias.name)
-    return found
+                if (
+                    source is not None
+                    and source is not module
+                    and _places(resolver, source, alias.name, depth - 1)
+                ):
+                    return True
+    return False
 
 
 @dataclass(frozen=True)
