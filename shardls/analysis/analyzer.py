@@ -136,7 +136,7 @@ class Analyzer:
             [],
             default_dtype,
         )
-        foreign = ForeignCalls(evaluator, module)
+        foreign = ForeignCalls(evaluator, self.workspace, module)
         walker = Walker(evaluator, module, *foreign.walker_tests())
         evaluator.typing = TypeRecorder() if self.sharded_types else None
         walker.meshes.evaluate_bindings_where_written()

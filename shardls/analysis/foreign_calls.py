@@ -37,6 +37,7 @@ from shardls.analysis.walker import Context, Visit, Walker
 from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.helper_imports import PLACEMENTS, helper_names, places_parameter, with_helpers
 from shardls.analysis.walking.text_tests import TextTest
+from shardls.analysis.workspace import Workspace
 
 MAX_HELPER_DEPTH = 2
 """Helpers of other modules followed from a call: the helper, and the helpers it calls."""
@@ -48,6 +49,7 @@ class ForeignCalls:
     a walker per module whose helpers are walked (made on first use)."""
 
     evaluator: Evaluator
+    workspace: Workspace
     module: ModuleInfo
     """The analysed module."""
     _names: dict[int, tuple[ModuleInfo, frozenset[str]]] = field(default_factory=dict, repr=False)
@@ -59,14 +61,15 @@ class ForeignCalls:
         return with_helpers(calls_pattern(), TRIGGER, self.names(self.module))
 
     def names(self, module: ModuleInfo) -> frozenset[str]:
-        """The names a call in `module` may call a helper of another module by; in a module
-        other than the analysed one, its own placing functions too (the analysed module's own
-        are walked in their call contexts by its walker)."""
+        """The names a call in `module` may call a helper by: in the analysed module, the helpers
+        it imports (its own are walked in their call contexts by its walker); in a helper's
+        module, its own helpers (`put_batch` calling `put`), not those it imports, whose search
+        would parse the modules it imports for the rare helper of a helper of a third module."""
         kept = self._names.get(id(module))
         if kept is None:
-            found = helper_names(self.evaluator.resolver, module)
-            if module is not self.module:
-                found |= module.placing_functions
+            found = (
+                helper_names(self.workspace, module) if module is self.module else module.placing_functions
+            )
             kept = self._names[id(module)] = (module, found)
         return kept[1]
 

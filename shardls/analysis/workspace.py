@@ -327,12 +327,18 @@ class Workspace:
         """The workspace module `dotted` means inside `importer` (None: not in the workspace).
         The libraries shardls models are never read from source, even in their own repository
         (`from flax import nnx` in flax's docs means the modelled Flax)."""
+        located = self.locate(importer, dotted, level)
+        return self.module(*located) if located is not None else None
+
+    def locate(self, importer: ModuleInfo, dotted: str, level: int) -> tuple[str, str] | None:
+        """The path and text of the module `resolve` finds, without parsing it (what a cheap
+        test of the text may then spare: `walking/helper_imports.py`)."""
         if not level and dotted.split(".", 1)[0] in MODELLED_LIBRARIES:
             return None
         for candidate in self._candidates(importer, dotted, level):
             text = self.text_of(str(candidate))
             if text is not None:
-                return self.module(str(candidate), text)
+                return str(candidate), text
         return None
 
     def _candidates(self, importer: ModuleInfo, dotted: str, level: int) -> list[Path]:

@@ -13,13 +13,14 @@ evaluation of each call then narrows down.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from shardls.analysis.evaluation.interfaces import ModuleResolver
 from shardls.analysis.module_info import ModuleInfo, called_names
 from shardls.analysis.node_memo import per_node
 from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest
+from shardls.analysis.workspace import Workspace
 
 PLACEMENTS = frozenset(
     (
@@ -32,6 +33,12 @@ PLACEMENTS = frozenset(
     )
 )
 """The calls by which a helper lays out what its caller passes (by their last name)."""
+
+MAX_HELPER_STATEMENTS = 25
+"""A helper is short (tunix's `shard` has 7 statements, maxtext's `maybe_shard_with_name` 20): a
+longer function that places what it computes from its parameters is a program (a training loop
+given its config), whose placements do not take their layout from the call, and walking it again
+at every call cost more than all the rest of its callers' analysis."""
 
 MAX_REEXPORTS = 3
 """Re-exports followed from an import to the definition (`from pkg import put` where
@@ -69,6 +76,11 @@ def places_parameter(call: ast.Call, function: ast.FunctionDef | ast.AsyncFuncti
 
 
 @per_node
+def _statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    return sum(isinstance(node, ast.stmt) for node in ast.walk(function)) - 1
+
+
+@per_node
 def _mentioned(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
@@ -90,59 +102,73 @@ def placing_functions(module: ModuleInfo) -> frozenset[str]:
         added = {
             d.name
             for d, called in defs
-            if d.name not in found and not called.isdisjoint(callees) and _places_with(d, callees)
+            if d.name not in found and not called.isdisjoint(callees) and _is_helper(d, callees)
         }
         grown = bool(added)
         found |= added
     return frozenset(found)
 
 
-def _places_with(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, callees: frozenset[str] | set[str]
-) -> bool:
+def _is_helper(function: ast.FunctionDef | ast.AsyncFunctionDef, callees: frozenset[str] | set[str]) -> bool:
+    """Whether a function is short and calls one of `callees` with what its parameters make."""
+    if _statements(function) > MAX_HELPER_STATEMENTS:
+        return False
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and called_name(node) in callees and places_parameter(node, function):
             return True
     return False
 
 
-def helper_names(resolver: ModuleResolver, module: ModuleInfo) -> frozenset[str]:
+def helper_names(workspace: Workspace, module: ModuleInfo) -> frozenset[str]:
     """The names through which `module` may call a placement helper of another workspace module:
     an imported helper's local name, and the helpers of an imported module (called as
     `utils.put(...)`, whose last word is the name). Only names the module calls somewhere
-    (`ModuleInfo.call_index`) are looked for, and only its top-level imports are read: an
-    import whose names are never called resolves nothing."""
+    (`ModuleInfo.call_index`) are looked for, only its top-level imports are read, and a module
+    is parsed only if its text may hold a helper (`_module`)."""
     called = module.call_index.keys()
     found: set[str] = set()
     for stmt in module.top_imports:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                imported = resolver.resolve(module, alias.name, 0)
-                if imported is not None:
-                    found |= {name for name in called if _places(resolver, imported, name, MAX_REEXPORTS)}
+                found |= _exported(workspace, _module(workspace, module, alias.name, 0), called)
             continue
-        wanted = [a for a in stmt.names if a.name == "*" or (a.asname or a.name) in called]
-        package = any(a.name != "*" and (a.asname or a.name) not in called for a in stmt.names)
-        if not wanted and not package:
-            continue
-        base = resolver.resolve(module, stmt.module or "", stmt.level)
-        if base is None or base is module:
-            continue
+        base = _module(workspace, module, stmt.module or "", stmt.level)
         for alias in stmt.names:
             local = alias.asname or alias.name
             if alias.name == "*":
-                found |= {name for name in called if _places(resolver, base, name, MAX_REEXPORTS)}
+                found |= _exported(workspace, base, called)
             elif local in called:
-                if _places(resolver, base, alias.name, MAX_REEXPORTS):
+                if base is not None and _places(workspace, base, alias.name, MAX_REEXPORTS):
                     found.add(local)
-            elif base.path.endswith("__init__.py"):  # `from pkg import utils`: maybe a submodule
-                submodule = resolver.resolve(base, alias.name, 1)
-                if submodule is not None:
-                    found |= {name for name in called if _places(resolver, submodule, name, MAX_REEXPORTS)}
+            else:  # `from pkg import utils`, then `utils.put(...)`: maybe a submodule
+                dotted = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
+                found |= _exported(workspace, _module(workspace, module, dotted, stmt.level), called)
     return frozenset(found)
 
 
-def _places(resolver: ModuleResolver, module: ModuleInfo, name: str, depth: int) -> bool:
+def _module(workspace: Workspace, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
+    """The module an import means, parsed only when its text mentions a placement or it is a
+    package's `__init__` (which re-exports its modules' helpers): most imported modules hold no
+    helper, and parsing each just to see cost a tenth of a check of maxtext. A plain module that
+    only re-exports a helper is missed."""
+    located = workspace.locate(importer, dotted, level)
+    if located is None:
+        return None
+    path, text = located
+    if path.endswith("__init__.py") or any(word in text for word in PLACEMENTS):
+        found = workspace.module(path, text)
+        return found if found is not importer else None
+    return None
+
+
+def _exported(workspace: Workspace, module: ModuleInfo | None, names: Iterable[str]) -> set[str]:
+    """Those of `names` that are helpers of `module`."""
+    if module is None:
+        return set()
+    return {name for name in names if _places(workspace, module, name, MAX_REEXPORTS)}
+
+
+def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> bool:
     """Whether `name` in `module` is a placing function, or re-exports one by a top-level
     `from ... import` (read from the syntax; `depth` re-exports at most)."""
     if name in module.placing_functions:
@@ -154,12 +180,8 @@ def _places(resolver: ModuleResolver, module: ModuleInfo, name: str, depth: int)
             continue
         for alias in stmt.names:
             if alias.name != "*" and (alias.asname or alias.name) == name:
-                source = resolver.resolve(module, stmt.module or "", stmt.level)
-                if (
-                    source is not None
-                    and source is not module
-                    and _places(resolver, source, alias.name, depth - 1)
-                ):
+                source = _module(workspace, module, stmt.module or "", stmt.level)
+                if source is not None and _places(workspace, source, alias.name, depth - 1):
                     return True
     return False
 
