@@ -13,6 +13,8 @@ evaluation of each call then narrows down.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -124,15 +126,16 @@ def helper_names(workspace: Workspace, module: ModuleInfo) -> frozenset[str]:
     an imported helper's local name, and the helpers of an imported module (called as
     `utils.put(...)`, whose last word is the name). Only names the module calls somewhere
     (`ModuleInfo.call_index`) are looked for, only its top-level imports are read, and a module
-    is parsed only if its text may hold a helper (`_module`)."""
-    called = module.call_index.keys()
+    is parsed only if its text may define one of them as a helper (`_module`)."""
+    called = frozenset(module.call_index)
     found: set[str] = set()
     for stmt in module.top_imports:
         if isinstance(stmt, ast.Import):
             for alias in stmt.names:
-                found |= _exported(workspace, _module(workspace, module, alias.name, 0), called)
+                found |= _exported(workspace, _module(workspace, module, alias.name, 0, called), called)
             continue
-        base = _module(workspace, module, stmt.module or "", stmt.level)
+        sought = frozenset(a.name for a in stmt.names if a.name == "*" or (a.asname or a.name) in called)
+        base = _module(workspace, module, stmt.module or "", stmt.level, called if "*" in sought else sought)
         for alias in stmt.names:
             local = alias.asname or alias.name
             if alias.name == "*":
@@ -142,23 +145,48 @@ def helper_names(workspace: Workspace, module: ModuleInfo) -> frozenset[str]:
                     found.add(local)
             else:  # `from pkg import utils`, then `utils.put(...)`: maybe a submodule
                 dotted = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
-                found |= _exported(workspace, _module(workspace, module, dotted, stmt.level), called)
+                submodule = _module(workspace, module, dotted, stmt.level, called)
+                found |= _exported(workspace, submodule, called)
     return frozenset(found)
 
 
-def _module(workspace: Workspace, importer: ModuleInfo, dotted: str, level: int) -> ModuleInfo | None:
-    """The module an import means, parsed only when its text mentions a placement or it is a
-    package's `__init__` (which re-exports its modules' helpers): most imported modules hold no
-    helper, and parsing each just to see cost a tenth of a check of maxtext. A plain module that
-    only re-exports a helper is missed."""
+def _module(
+    workspace: Workspace, importer: ModuleInfo, dotted: str, level: int, sought: frozenset[str]
+) -> ModuleInfo | None:
+    """The module an import means, parsed only when its text may hold a helper among `sought`:
+    a top-level `def` of one of them and a placement, or, in a package's `__init__` (which
+    re-exports its modules' helpers), one of them at all. Most imported modules hold none, and
+    parsing each just to see cost more than the rest of many small files' analysis. A plain
+    module that only re-exports a helper is missed."""
+    if not sought:
+        return None
     located = workspace.locate(importer, dotted, level)
     if located is None:
         return None
     path, text = located
-    if path.endswith("__init__.py") or any(word in text for word in PLACEMENTS):
-        found = workspace.module(path, text)
-        return found if found is not importer else None
-    return None
+    if path.endswith("__init__.py"):
+        wanted = not sought.isdisjoint(_words(text))
+    else:
+        wanted = not sought.isdisjoint(_top_defs(text)) and any(word in text for word in PLACEMENTS)
+    if not wanted:
+        return None
+    found = workspace.module(path, text)
+    return found if found is not importer else None
+
+
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=128)
+def _top_defs(text: str) -> frozenset[str]:
+    """The names of a module's top-level functions, read from its text (cached by text)."""
+    return frozenset(_TOP_DEF.findall(text))
+
+
+@functools.lru_cache(maxsize=128)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text))
 
 
 def _exported(workspace: Workspace, module: ModuleInfo | None, names: Iterable[str]) -> set[str]:
@@ -180,7 +208,7 @@ def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> 
             continue
         for alias in stmt.names:
             if alias.name != "*" and (alias.asname or alias.name) == name:
-                source = _module(workspace, module, stmt.module or "", stmt.level)
+                source = _module(workspace, module, stmt.module or "", stmt.level, frozenset((alias.name,)))
                 if source is not None and _places(workspace, source, alias.name, depth - 1):
                     return True
     return False
