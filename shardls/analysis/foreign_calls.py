@@ -36,7 +36,7 @@ from shardls.analysis.values import FunctionV, options
 from shardls.analysis.walker import Context, Visit, Walker
 from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.helper_imports import PLACEMENTS, helper_names, places_parameter, with_helpers
-from shardls.analysis.walking.text_tests import TextTest
+from shardls.analysis.walking.text_tests import NamedCalls, TextTest
 from shardls.analysis.workspace import Workspace
 
 MAX_HELPER_DEPTH = 2
@@ -112,8 +112,10 @@ class ForeignCalls:
     def _walker(self, module: ModuleInfo) -> Walker:
         kept = self._walkers.get(id(module))
         if kept is None:
-            trigger, calls = with_helpers(calls_pattern(), TRIGGER, self.names(module))
-            kept = self._walkers[id(module)] = (module, Walker(self.evaluator, module, trigger, calls))
+            # Only the helper's placements and helpers are visited: its other calls (a layer built
+            # beside them) are evaluated only as far as a placement's arguments need them.
+            calls = NamedCalls.of(PLACEMENTS | self.names(module))
+            kept = self._walkers[id(module)] = (module, Walker(self.evaluator, module, TRIGGER, calls))
         return kept[1]
 
 
