@@ -98,7 +98,7 @@ class ForeignCalls:
             outer = builder.via
             builder.via = outer or Via(visit.frame.span(visit.call), _note(info), visit.target)
             try:
-                placing = [visit for visit in body if places_parameter(visit.call, info.node)]
+                placing = [inner for inner in body if places_parameter(inner.call, info.node)]
                 for inner, qualname in recognized(placing, evaluator):
                     if qualname.rsplit(".", 1)[-1] in PLACEMENTS:
                         run_recognizer(builder, _named(inner, builder.via), qualname)

@@ -120,6 +120,14 @@ class Via:
     target: str | None
     """The name the caller assigns the helper's result to."""
 
+    @property
+    def assumption(self) -> str:
+        """What a problem found through the helper rests on (it is at most a warning)."""
+        return f"the helper ({self.note.removeprefix('via ')}) places what it is given as shardls reads it"
+
+
+VIA_ADVICE = "unless the helper changes the sharding or skips the placement, JAX rejects it here"
+
 
 @dataclass
 class SiteBuilder:
@@ -407,9 +415,15 @@ class SiteBuilder:
     ) -> None:
         """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
         default device count) is at most a warning that says what was assumed: only facts from
-        the code and the user's settings make an error."""
-        if self.via is not None and not span.within(self.via.span):
-            span = self.via.span  # a place in the helper's file: the call here
+        the code and the user's settings make an error. One found through a helper of another
+        module rests on reading its code exactly (`Via.assumption`): a helper that rewrites the
+        spec under a condition shardls cannot decide (axlearn's `maybe_shard` drops the axes a
+        `shard_map` made Manual) would otherwise make a false error at every call."""
+        via: tuple[str, ...] = ()
+        if self.via is not None:
+            via = (self.via.assumption,)
+            if not span.within(self.via.span):
+                span = self.via.span  # a place in the helper's file: the call here
         if not self.record.first_time((span, problem.code, problem.message)):
             return
         data = dict(problem.data)
@@ -419,11 +433,13 @@ class SiteBuilder:
             data["spec"] = spec.spec.to_json()
         rule = CORE_RULES.get(problem.code)
         deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
-        basis = tuple(dict.fromkeys(assumed))
+        stated = tuple(dict.fromkeys(assumed))
+        basis = (*stated, *via)
         severity, message = problem.severity, problem.message
         if basis:
             data["assumptions"] = list(basis)
-            message += f" (if {'; '.join(basis)}: {how_to_state(basis)})"
+            advice = [how_to_state(stated)] if stated else []
+            message += f" (if {'; '.join(basis)}: {'; '.join([*advice, *(VIA_ADVICE for _ in via)])})"
             if severity is Severity.ERROR:
                 severity = Severity.WARNING
         self.diagnostics.append(

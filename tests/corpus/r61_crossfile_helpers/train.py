@@ -19,4 +19,3 @@ emb = su.put(jnp.zeros((32, 8)), mesh, P("model"))  # expect: emb
 act = shard(jnp.ones((8, 12)), mesh, "data", None)  # expect: act
 batch = put_batch(jnp.zeros((4, 3)), mesh)  # expect: batch
 again = put_again(jnp.zeros((8, 8)), mesh, P(None, "model"))  # expect: again
-bad = put(jnp.zeros((6, 8)), mesh, P("model"))  # expect-error: SH001
