@@ -35,7 +35,13 @@ from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_de
 from shardls.analysis.values import FunctionV, options
 from shardls.analysis.walker import Context, Visit, Walker
 from shardls.analysis.walking.call_syntax import called_name
-from shardls.analysis.walking.helper_imports import PLACEMENTS, helper_names, places_parameter, with_helpers
+from shardls.analysis.walking.helper_imports import (
+    PLACEMENTS,
+    helper_names,
+    places_parameter,
+    rewrites_argument,
+    with_helpers,
+)
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest
 from shardls.analysis.workspace import Workspace
 
@@ -101,7 +107,10 @@ class ForeignCalls:
                 placing = [inner for inner in body if places_parameter(inner.call, info.node)]
                 for inner, qualname in recognized(placing, evaluator):
                     if qualname.rsplit(".", 1)[-1] in PLACEMENTS:
+                        reported = len(builder.diagnostics)
                         run_recognizer(builder, _named(inner, builder.via), qualname)
+                        if rewrites_argument(inner.call, info.module):
+                            del builder.diagnostics[reported:]  # the site only: see rewrites_argument
                 if len(chain) + 1 < MAX_HELPER_DEPTH:
                     for inner in placing:
                         if self.wants(inner):

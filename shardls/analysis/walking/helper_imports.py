@@ -77,6 +77,20 @@ def places_parameter(call: ast.Call, function: ast.FunctionDef | ast.AsyncFuncti
     return not from_parameters(function).isdisjoint(_mentioned(call))
 
 
+def rewrites_argument(call: ast.Call, module: ModuleInfo) -> bool:
+    """Whether a placement passes the result of a function of its module (`wsc(x,
+    _relaxed(spec))`): what it places is what that code makes of the caller's arguments, often
+    under conditions shardls cannot decide (axlearn's `maybe_shard` drops the axes a `shard_map`
+    made Manual), so a problem found there is no problem of the call."""
+    defined = _top_defs(module.source.text)
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    return any(
+        isinstance(node, ast.Call) and called_name(node) in defined
+        for argument in arguments
+        for node in ast.walk(argument)
+    )
+
+
 @per_node
 def _statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     return sum(isinstance(node, ast.stmt) for node in ast.walk(function)) - 1
