@@ -66,6 +66,32 @@ def guessed(fact: MeshFact, why: str) -> MeshFact:
     return replace(fact, selection=why, fallback=True)
 
 
+def fallback_mesh(stated: MeshFact | None, file_meshes: list[MeshFact], line: int) -> MeshFact | None:
+    """The mesh for a place where the code names none: one the user stated (pragma, setting),
+    else one picked to show a layout (the only mesh of the file, the nearest one above `line`,
+    the only one in the workspace), which never decides a problem."""
+    if stated is not None and not stated.fallback:
+        return stated
+    if len(file_meshes) == 1:
+        return guessed(file_meshes[0], "the only mesh in this file")
+    above = [m for m in file_meshes if m.span is not None and m.span.line <= line]
+    if above:
+        return guessed(above[-1], f"the nearest mesh above (one of {len(file_meshes)} in this file)")
+    if file_meshes:
+        return guessed(file_meshes[0], f"the first of {len(file_meshes)} meshes in this file")
+    return stated
+
+
+def spec_notes(spec: SpecV) -> list[str]:
+    """What a layout shows about its spec's entries the code does not make known."""
+    if not spec.unknown_entries:
+        return []
+    entries = ", ".join(str(i) for i in spec.unknown_entries)
+    return [
+        f"spec entr{'y' if len(spec.unknown_entries) == 1 else 'ies'} {entries} unknown; treated as unsharded"
+    ]
+
+
 MESH_STRUCTURE_CODES = frozenset({"SH101", "SH102", "SH103", "SH108", "SH109"})
 """Mesh problems that hold whatever the sizes and the device count are."""
 

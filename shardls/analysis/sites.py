@@ -18,6 +18,7 @@ from shardls.analysis.facts import (
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.site_facts import (
     built_in,
+    fallback_mesh,
     guessed,
     how_to_state,
     names_all,
@@ -27,6 +28,7 @@ from shardls.analysis.site_facts import (
     selected,
     shape_assumptions,
     site_dims,
+    spec_notes,
     spec_only_problems,
     symbolic_problem,
 )
@@ -229,21 +231,10 @@ class SiteBuilder:
         return self.fallback_for(span)
 
     def fallback_for(self, span: Span) -> MeshFact | None:
-        """No mesh is explicit here: a mesh the user stated (pragma, setting), else one shardls
-        picks to show a layout (the only mesh of the file, the nearest one above, the only one in
-        the workspace), which never decides a problem."""
-        if self.fallback_mesh is not None and not self.fallback_mesh.fallback:
-            return self.fallback_mesh
-        if self.via is not None:
-            span = self.via.span
-        if len(self.file_meshes) == 1:
-            return guessed(self.file_meshes[0], "the only mesh in this file")
-        above = [m for m in self.file_meshes if m.span is not None and m.span.line <= span.line]
-        if above:
-            return guessed(above[-1], f"the nearest mesh above (one of {len(self.file_meshes)} in this file)")
-        if self.file_meshes:
-            return guessed(self.file_meshes[0], f"the first of {len(self.file_meshes)} meshes in this file")
-        return self.fallback_mesh
+        """No mesh is explicit here (`fallback_mesh`); through a helper of another module, the
+        helper's call is the place."""
+        where = self.via.span if self.via is not None else span
+        return fallback_mesh(self.fallback_mesh, self.file_meshes, where.line)
 
     # -- layouts ----------------------------------------------------------------------------
 
@@ -321,13 +312,7 @@ class SiteBuilder:
             notes.append(f"arguments from {visit.context.call_site}")
         if self.via is not None:
             notes.append(self.via.note)
-        if spec.unknown_entries:
-            notes.append(
-                "spec entr"
-                + ("y " if len(spec.unknown_entries) == 1 else "ies ")
-                + ", ".join(str(i) for i in spec.unknown_entries)
-                + " unknown; treated as unsharded"
-            )
+        notes.extend(spec_notes(spec))
         if mesh is not None and mesh.fallback and not names_all(mesh.mesh, spec.spec):
             # A mesh shardls picked that lacks an axis of the spec is not the one that applies.
             mesh = None

@@ -5,7 +5,8 @@ mesh and logical-rule contexts of the caller), or once with its parameter defaul
 is visible. Context managers (`with jax.set_mesh(m):`, `with mesh:`, `with
 nnx.logical_axis_rules(...)`) and global `jax.set_mesh(m)` statements are tracked on the way.
 
-This module walks statements and functions and finds callers; the contexts, which statements
+This module walks statements and functions and finds callers (the contexts their calls give a
+function's body are in `walking/caller_contexts.py`); the contexts, which statements
 run, the syntax of calls, which statements may hold a call and the meshes a module sets are in
 `analysis/walking/`. The rest of shardls imports the walker's names (`Walker`, `Visit`,
 `Context`, ...) from here.
@@ -18,14 +19,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from shardls.analysis.definitions import ClassInfo, FunctionInfo
+from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.reuse import frame_key, reuse_of
 from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
 from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
-from shardls.analysis.values import ClassV, FunctionV, InstanceV, Value, options
+from shardls.analysis.values import Value
 from shardls.analysis.walking.call_mentions import CallMentions
 from shardls.analysis.walking.call_syntax import (
     called_name,
@@ -33,6 +34,7 @@ from shardls.analysis.walking.call_syntax import (
     first_arguments,
     target_name,
 )
+from shardls.analysis.walking.caller_contexts import MAX_CONTEXTS, caller_contexts
 from shardls.analysis.walking.contexts import (
     UNKNOWN_CALLER,
     Context,
@@ -45,7 +47,6 @@ from shardls.analysis.walking.control_flow import ends, following, may_end, own_
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
 
-MAX_CONTEXTS = 4
 MAX_CALLER_DEPTH = 2
 STATEMENT_COST = 10
 """Evaluation steps one statement visit is charged (a visit costs about ten steps' time): the
@@ -324,7 +325,7 @@ class Walker:
 
         def find() -> tuple[bool, list[tuple[dict[str, Value], Context]]]:
             provided, traced = self._provided_contexts(info, frame, context, depth)
-            return traced, provided or self.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+            return traced, provided or caller_contexts(self, info, depth) or [({}, UNKNOWN_CALLER)]
 
         key = ("contexts", id(info.node), id(self.module), frame_key(frame), context, depth)
         try:
@@ -375,77 +376,6 @@ class Walker:
 
         key = ("calls", id(self.module), name, depth)
         return reuse_of(self.evaluator).answer(key, (self.module,), search)
-
-    def call_contexts(self, info: FunctionInfo, depth: int) -> list[tuple[dict[str, Value], Context]]:
-        """Argument bindings and caller contexts from the calls visible in this module."""
-        owner = info.owner
-        if owner is not None and info.name not in ("__init__", "setup", "__post_init__"):
-            return []
-        callee_name = owner.name if owner is not None else info.name
-        defined = owner.node if owner is not None else info.node
-        found: list[tuple[dict[str, Value], Context]] = []
-        for visit in self._calls_of(callee_name, depth).get(defined, ()):
-            locals_ = self._bound_by(info, visit)
-            if locals_ is None:
-                continue
-            where = f"{callee_name}(...) at line {visit.frame.line_of(visit.call) + 1}"
-            found.append(
-                (locals_, replace(visit.context, call_site=where, runs_at=visit.frame.callee_runs_at()))
-            )
-            if len(found) >= MAX_CONTEXTS:
-                break
-        return found
-
-    def _calls_of(self, name: str, depth: int) -> dict[ast.AST, list[Visit]]:
-        """`calls_named(name, depth)` by the definition (class or function node) each call may
-        call, in the order of the walk. What a call calls is evaluated once, not once per
-        function of that name: each of a test file's many `class Foo` evaluated every `Foo(...)`
-        of the file (33,600 times in flax's `tests/nnx/transforms_test.py`)."""
-
-        def index() -> dict[ast.AST, list[Visit]]:
-            found: dict[ast.AST, list[Visit]] = {}
-            for visit in self.calls_named(name, depth):
-                func = self.evaluator.evaluate(visit.call.func, visit.frame)
-                nodes = [
-                    o.cls.node if isinstance(o, ClassV) else o.func.node
-                    for o in options(func)
-                    if isinstance(o, (ClassV, FunctionV))
-                ]
-                for node in dict.fromkeys(nodes):
-                    found.setdefault(node, []).append(visit)
-            return found
-
-        key = ("calls of", id(self.module), name, depth)
-        return reuse_of(self.evaluator).answer(key, (self.module,), index)
-
-    def _bound_by(self, info: FunctionInfo, visit: Visit) -> dict[str, Value] | None:
-        """The function's parameters as a call binds them (None: the call calls something else).
-        Found once per call and frame (`analysis/reuse.py`): the same caller is visited by the
-        searches of every depth, and the same bindings then let what they compute be memoised."""
-
-        def bind() -> dict[str, Value] | None:
-            owner = info.owner
-            func = self.evaluator.evaluate(visit.call.func, visit.frame)
-            if not any(_is_same(option, info, owner) for option in options(func)):
-                return None
-            args, kwargs = self.evaluator.call_arguments(visit.call, visit.frame)
-            # A constructor call passes no `self`: the first argument binds the second parameter.
-            receiver = InstanceV(owner, (), visit.call) if owner is not None else None
-            locals_ = self.evaluator.bind_arguments(info, args, kwargs, receiver, visit.frame)
-            if owner is not None and info.params:
-                self_name = info.params[0].arg
-                locals_.pop(self_name, None)
-                locals_[self_name] = InstanceV(owner, tuple(locals_.items()), visit.call)
-            return locals_
-
-        key = ("bound", id(info.node), id(visit.call), frame_key(visit.frame))
-        return reuse_of(self.evaluator).answer(key, (info, visit.call, visit.frame), bind)
-
-
-def _is_same(value: Value, info: FunctionInfo, owner: ClassInfo | None) -> bool:
-    if owner is not None:
-        return isinstance(value, ClassV) and value.cls.node is owner.node
-    return isinstance(value, FunctionV) and value.func.node is info.node
 
 
 __all__ = [

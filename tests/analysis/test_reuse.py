@@ -7,6 +7,7 @@ import textwrap
 
 from analysis_helpers import analyze, site_named
 
+from shardls.analysis import walker as walker_module
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.reuse import Reuse
 from shardls.analysis.walker import Walker
@@ -83,13 +84,13 @@ def test_a_functions_contexts_are_found_once_and_give_every_caller(monkeypatch: 
     """`place` is reached by several passes and caller searches; its callers are searched once
     per distinct question, and every call still gives its own site."""
     searched: list[str] = []
-    call_contexts = Walker.call_contexts
+    call_contexts = walker_module.caller_contexts
 
-    def counting(self: Walker, info: object, depth: int) -> object:
+    def counting(walker: Walker, info: object, depth: int) -> object:
         searched.append(f"{info.name}@{depth}")  # type: ignore[attr-defined]
-        return call_contexts(self, info, depth)  # type: ignore[arg-type]
+        return call_contexts(walker, info, depth)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Walker, "call_contexts", counting)  # type: ignore[attr-defined]
+    monkeypatch.setattr(walker_module, "caller_contexts", counting)  # type: ignore[attr-defined]
     analysis = analyze(CALLERS)
     assert sorted(dims(s.shape) for s in analysis.sites if s.shape is not None) == [[6, 16], [12, 16]]
     assert len(searched) == len(set(searched))

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from analysis_helpers import analyze
 
+from shardls.analysis import walker as walker_module
 from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.walker import Walker
 
@@ -105,13 +106,13 @@ AUTO_MESH = "mesh = jax.sharding.Mesh(np.array(jax.devices()).reshape(2, 4), ('d
 
 def _searched(source: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     searched: set[str] = set()
-    call_contexts = Walker.call_contexts
+    call_contexts = walker_module.caller_contexts
 
-    def recording(self: Walker, info: FunctionInfo, depth: int) -> object:
+    def recording(walker: Walker, info: FunctionInfo, depth: int) -> object:
         searched.add(info.name)
-        return call_contexts(self, info, depth)
+        return call_contexts(walker, info, depth)
 
-    monkeypatch.setattr(Walker, "call_contexts", recording)
+    monkeypatch.setattr(walker_module, "caller_contexts", recording)
     assert _rows(source) == [8]
     return searched
 

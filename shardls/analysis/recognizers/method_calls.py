@@ -1,6 +1,6 @@
 """How the methods of a plain class run: with `self` the instance the code calls them on.
 
-A function's body runs once per visible call with its arguments bound (`Walker.call_contexts`),
+A function's body runs once per visible call with its arguments bound (`walking/caller_contexts.py`),
 but a method is called through an instance (`helper.put(x)`, `self._shard(x)` in another
 method), which that search does not bind: without this, `self.mesh` and `x` in the body would be
 unknown. Each call whose callee evaluates to this very method bound to an instance gives one

@@ -26,6 +26,7 @@ from shardls.analysis.walker import (
     body_contexts,
     first_arguments,
 )
+from shardls.analysis.walking.caller_contexts import caller_contexts
 
 _STACKING = ("vmap", "scan")
 """The transforms whose function's layers gain a leading axis (reference §4.7; scan stacks the
@@ -60,7 +61,7 @@ def _vmapped_body(
             for site in sites
         ] or [_run(walker.evaluator, info, frame, vmap, [], {}, UNKNOWN_CALLER)]
     elif any(d.rsplit(".", 1)[-1] in _STACKING for d in info.decorators):
-        plain = walker.call_contexts(info, depth) or [({}, UNKNOWN_CALLER)]
+        plain = caller_contexts(walker, info, depth) or [({}, UNKNOWN_CALLER)]
         for locals_, caller in plain:
             stacked = stacked_context(walker.evaluator, info, frame, locals_, caller.stacked)
             found.append((locals_, replace(caller, stacked=stacked)))
