@@ -1,5 +1,5 @@
 """Import resolution in a snapshot of the disk (`Workspace(snapshot=True)`, one `check` run):
-the files an import may mean are probed once per importer and import, and each later resolution
+the files an import may mean are probed once per importer's folder and import, and each later resolution
 notes the same probes in `WorkspaceReads` as a fresh one, so that a persistent cache entry rests
 on the same facts."""
 
@@ -39,6 +39,37 @@ def test_a_snapshot_probes_the_disk_once_per_import_until_refreshed(tmp_path: Pa
     assert probed()  # the snapshot takes the disk not to change: the probe is not made again
     workspace.refresh()
     assert not probed()
+
+
+def test_the_files_of_a_folder_share_their_probes(tmp_path: Path) -> None:
+    """The files an import may mean depend on the importer only through its folder: a sibling's
+    import of the same module is answered by the first one's probes (maxtext's 692 files probed
+    37,768 paths by file, 17,378 by folder)."""
+    _package(tmp_path)
+    (tmp_path / "pkg" / "other.py").write_text("from pkg import config\n")
+    workspace = Workspace([tmp_path], snapshot=True)
+    config = str(tmp_path / "pkg" / "config.py")
+    assert workspace.resolve(_importer(tmp_path, workspace), "pkg.config", 0) is not None
+    (tmp_path / "pkg" / "config.py").unlink()
+    sibling = workspace.module(str(tmp_path / "pkg" / "other.py"), "from pkg import config\n")
+    workspace.reads = WorkspaceReads()
+    workspace.resolve(sibling, "pkg.config", 0)
+    assert workspace.reads.probes[config]  # the disk is not asked again: the file was there
+
+
+def test_a_linked_importer_imports_from_the_folder_it_links_to(tmp_path: Path) -> None:
+    """The folder is the importer's with links resolved, its own link too: a linked file and a
+    real file side by side resolve a relative import from different folders."""
+    _package(tmp_path)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "real.py").write_text("from . import config\n")
+    (tmp_path / "other" / "linked.py").symlink_to(tmp_path / "pkg" / "main.py")
+    workspace = Workspace([tmp_path], snapshot=True)
+    linked = workspace.module(str(tmp_path / "other" / "linked.py"), "from . import config\n")
+    real = workspace.module(str(tmp_path / "other" / "real.py"), "from . import config\n")
+    found = workspace.resolve(linked, "config", 1)
+    assert found is not None and found.path.endswith("pkg/config.py")
+    assert workspace.resolve(real, "config", 1) is None
 
 
 def test_a_kept_resolution_notes_the_probes_a_fresh_one_notes(tmp_path: Path) -> None:
