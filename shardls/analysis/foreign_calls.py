@@ -31,7 +31,7 @@ from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.sites import SiteBuilder, Via
-from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
+from shardls.analysis.traced_decorators import body_traced, jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import FunctionV, options
 from shardls.analysis.walker import Context, Visit, Walker
 from shardls.analysis.walking.call_syntax import called_name
@@ -131,16 +131,8 @@ class ForeignCalls:
 def _body_context(info: FunctionInfo, caller: Context) -> Context:
     """The context a helper's body runs in: its caller's, traced also when the helper is
     decorated with a transform (`@jax.jit`)."""
-    node = info.node
-    decorated = traced_by_decorator(node)
-    inside_jit = caller.inside_jit or jitted_by_decorator(node)
-    traced = (
-        True
-        if decorated or inside_jit or caller.traced
-        else None
-        if decorated is None or caller.traced is None
-        else False
-    )
+    inside_jit = caller.inside_jit or jitted_by_decorator(info.node)
+    traced = body_traced(traced_by_decorator(info.node), inside_jit, caller.traced)
     return replace(caller, inside_jit=inside_jit, traced=traced, call_site=None)
 
 

@@ -33,3 +33,14 @@ def jitted_by_decorator(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`@jax.jit`, `@partial(jax.jit, ...)`, `@nnx.jit`, `@jax.shard_map(...)`: the body is
     compiled as one computation (where `with_sharding_constraint` pads instead of failing)."""
     return any(word in ast.unparse(d) for d in node.decorator_list for word in _JIT_DECORATORS)
+
+
+def body_traced(decorated: bool | None, traced_here: bool, caller_traced: bool | None) -> bool | None:
+    """Whether a function's body runs traced when one caller runs it: its decorator traces it
+    (`decorated`, as `traced_by_decorator` says), it runs inside a jit or a provider's trace
+    (`traced_here`), or its caller is traced; unknown when the decorator or the caller is."""
+    if decorated or traced_here or caller_traced:
+        return True
+    if decorated is None or caller_traced is None:
+        return None
+    return False

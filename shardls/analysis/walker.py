@@ -25,7 +25,7 @@ from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.reuse import frame_key, reuse_of
 from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
-from shardls.analysis.traced_decorators import jitted_by_decorator, traced_by_decorator
+from shardls.analysis.traced_decorators import body_traced, jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import Value
 from shardls.analysis.walking.call_mentions import CallMentions
 from shardls.analysis.walking.call_syntax import (
@@ -43,7 +43,7 @@ from shardls.analysis.walking.contexts import (
     argument_context,
     entered,
 )
-from shardls.analysis.walking.control_flow import ends, following, may_end, own_expressions, taken_blocks
+from shardls.analysis.walking.control_flow import following, may_end, own_expressions, taken_blocks
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
 from shardls.analysis.walking.text_tests import TextTest
 
@@ -228,7 +228,7 @@ class Walker:
         may end the block (`may_end`, from the syntax): only then can it stop or narrow what
         follows (`following`)."""
         if not isinstance(stmt, ast.If):
-            return None if ends(self.evaluator, stmt, frame) else context
+            return following(self.evaluator, stmt, [], frame, context)
         if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):
             return context
         blocks = taken_blocks(self.evaluator, stmt, frame, context)
@@ -275,13 +275,7 @@ class Walker:
         by_provider, contexts = self._body_contexts(info, frame, context, depth)
         decorated = traced_by_decorator(node)
         for locals_, caller in contexts[:MAX_CONTEXTS]:
-            traced = (
-                True
-                if by_provider or decorated or inside_jit or caller.inside_jit or caller.traced
-                else None
-                if decorated is None or caller.traced is None
-                else False
-            )
+            traced = body_traced(decorated, by_provider or inside_jit or caller.inside_jit, caller.traced)
             inner_context = replace(
                 caller,
                 meshes=context.meshes + caller.meshes,

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import Diagnostic, Site, Span
 from shardls.cache.codec import CodecError, decode, encode
 from shardls.cache.store import CacheStore
-from shardls.cli import check_cache, check_files
+from shardls.cli import check_cache
 from shardls.cli.check_cache import CACHE_DIR_VARIABLE
 from shardls.core import Severity
 
@@ -32,24 +31,8 @@ HANG = 300
 
 
 @pytest.fixture(autouse=True)
-def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(CACHE_DIR_VARIABLE, raising=False)
-    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)  # in this process, to count
-
-
-@pytest.fixture
-def analysed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The files analysed (by name), in order, since the test began or the list was cleared."""
-    seen: list[str] = []
-    analyze = Analyzer.analyze
-
-    def counting(self: Analyzer, path: str, text: str, settings: object = None) -> object:
-        seen.append(Path(path).name)
-        return analyze(self, path, text, settings)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Analyzer, "analyze", counting)
-    yield seen
+def _workspace(cache_workspace: None) -> None:
+    """Every test here runs in its own folder (`conftest.cache_workspace`)."""
 
 
 def outputs(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, tuple[int, str, str]]:

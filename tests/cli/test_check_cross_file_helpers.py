@@ -4,15 +4,10 @@ helper's module changes (its result records that it read that module)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from check_helpers import HEADER, check, write
-
-from shardls.analysis.analyzer import Analyzer
-from shardls.cli import check_files
-from shardls.cli.check_cache import CACHE_DIR_VARIABLE
 
 UTILS = (
     "import jax\n"
@@ -31,24 +26,8 @@ PROJECT: dict[str, str | bytes] = {
 
 
 @pytest.fixture(autouse=True)
-def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(CACHE_DIR_VARIABLE, raising=False)
-    monkeypatch.setattr(check_files, "PARALLEL_MIN_FILES", 10**6)  # in this process, to count
-
-
-@pytest.fixture
-def analysed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The files analysed (by name), in order, since the test began or the list was cleared."""
-    seen: list[str] = []
-    analyze = Analyzer.analyze
-
-    def counting(self: Analyzer, path: str, text: str, settings: object = None) -> object:
-        seen.append(Path(path).name)
-        return analyze(self, path, text, settings)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Analyzer, "analyze", counting)
-    yield seen
+def _workspace(cache_workspace: None) -> None:
+    """Every test here runs in its own folder (`conftest.cache_workspace`)."""
 
 
 def test_show_layouts_lists_the_call_of_a_helper_with_its_layout(
