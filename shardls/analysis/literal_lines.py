@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.text_cache import TextCache
 
 _WORD = re.compile(r"\bline(?!\w)", re.IGNORECASE)
 _NUMBERED = re.compile(r"\s+(\d+)(\w?)")
@@ -78,10 +78,9 @@ def _of_literal(literal: str) -> LiteralLines:
     return found
 
 
-_KEPT: OrderedDict[str, LiteralLines] = OrderedDict()
+_KEPT: TextCache[LiteralLines] = TextCache(most=20_000, chars=2_000_000)
 """`segment_lines` by segment text (not by tree: keeping trees alive costs memory); a file keeps
 most of its segments' strings from one edit to the next."""
-_KEPT_MOST = 20_000
 
 
 def segment_lines(text: str, body: tuple[ast.stmt, ...]) -> LiteralLines:
@@ -92,9 +91,7 @@ def segment_lines(text: str, body: tuple[ast.stmt, ...]) -> LiteralLines:
         if _WORD.search(text) is not None:
             for literal in _literals(body):
                 found |= _of_literal(literal)
-        _KEPT[text] = found
-        while len(_KEPT) > _KEPT_MOST:
-            _KEPT.popitem(last=False)
+        _KEPT.put(text, found)
     return found
 
 

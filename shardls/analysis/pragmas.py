@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from shardls.analysis.rules import ALL_RULES
 from shardls.analysis.source import ParsedSource, Segment
+from shardls.analysis.text_cache import TextCache
 from shardls.core import Mesh
 from shardls.meshtext import parse_mesh_text
 
@@ -234,33 +235,7 @@ def statement_comments(segment: Segment) -> StatementComments:
     )
 
 
-class _Kept:
-    """The comments of the latest texts read, by text: at most `_KEPT_CHARS` characters of text
-    (old versions of a long statement are not kept for long), least recently used first out."""
-
-    def __init__(self, chars: int) -> None:
-        self._found: dict[str, StatementComments] = {}
-        self._chars = 0
-        self._limit = chars
-
-    def get(self, text: str) -> StatementComments | None:
-        found = self._found.pop(text, None)
-        if found is not None:
-            self._found[text] = found
-        return found
-
-    def put(self, text: str, found: StatementComments) -> StatementComments:
-        self._found[text] = found
-        self._chars += len(text)
-        while self._chars > self._limit and len(self._found) > 1:
-            oldest = next(iter(self._found))
-            del self._found[oldest]
-            self._chars -= len(oldest)
-        return found
-
-
-_KEPT_CHARS = 2_000_000
-_KEPT = _Kept(_KEPT_CHARS)
+_KEPT: TextCache[StatementComments] = TextCache(most=20_000, chars=2_000_000)
 
 
 def _comments(text: str, lines: Sequence[str]) -> StatementComments:

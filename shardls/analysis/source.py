@@ -14,11 +14,11 @@ import re
 import sys
 import warnings
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shardls.analysis.source_scan import Scan, scan, segment_starts
+from shardls.analysis.text_cache import TextCache
 from shardls.analysis.text_diff import LineEdit
 
 _MAX_MERGES = 12
@@ -135,9 +135,7 @@ class SegmentParser:
     """Parses sources into segments, remembering trees by segment text (an LRU of bounded size)."""
 
     def __init__(self, cache_size: int = _CACHE_SIZE) -> None:
-        self._cache: OrderedDict[str, _ParsedText] = OrderedDict()
-        self._cache_size = cache_size
-        self._cached_chars = 0
+        self._cache: TextCache[_ParsedText] = TextCache(most=cache_size, chars=_CACHE_CHARS)
 
     def parse(
         self, text: str, previous: ParsedSource | None = None, edit: LineEdit | None = None
@@ -228,17 +226,8 @@ class SegmentParser:
         key = chunk if repair else "\0" + chunk
         cached = self._cache.get(key)
         if cached is not None:
-            self._cache.move_to_end(key)
             return cached
-        parsed = _parse_with_repair(chunk, repair)
-        self._cache[key] = parsed
-        self._cached_chars += len(key)
-        while len(self._cache) > self._cache_size or (
-            self._cached_chars > _CACHE_CHARS and len(self._cache) > 1
-        ):
-            dropped, _ = self._cache.popitem(last=False)
-            self._cached_chars -= len(dropped)
-        return parsed
+        return self._cache.put(key, _parse_with_repair(chunk, repair))
 
 
 @dataclass
