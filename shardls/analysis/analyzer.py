@@ -155,6 +155,7 @@ class Analyzer:
         if self.sharded_types:
             walker.on_statement = typing.statement
             walker.idle = typing.idle
+            walker.inactive = typing.inactive
             walker.also = typing.wants
         if not builder.file_meshes and builder.fallback_mesh is None:
             builder.fallback_mesh = self._workspace_meshes.only_mesh(path, environment, builder.device_count)

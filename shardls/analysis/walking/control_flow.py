@@ -12,6 +12,7 @@ from dataclasses import replace
 from shardls.analysis.evaluation.device_branches import devices_stated, note_branch
 from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.values import FunctionV, Ref, Value, options
 from shardls.analysis.walking.contexts import Context
 
@@ -37,7 +38,7 @@ def taken_blocks(evaluator: Evaluator, stmt: ast.stmt, frame: Frame, context: Co
                     (stmt.body, in_branch(evaluator, stmt, True, test, frame, outside)),
                     (stmt.orelse, in_branch(evaluator, stmt, False, test, frame, outside)),
                 ]
-    return [(block, outside) for block in _blocks(stmt)]
+    return [(block, outside) for block in blocks_of(stmt)]
 
 
 def in_branch(
@@ -120,7 +121,9 @@ def own_expressions(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The nested blocks of a compound statement that the walk enters as they are (not a `with`,
+    which changes the context, nor a `def` or `class`)."""
     if isinstance(stmt, (ast.If, ast.While, ast.For, ast.AsyncFor)):
         return [stmt.body, stmt.orelse]
     if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
@@ -129,6 +132,16 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(stmt, ast.Match):
         return [case.body for case in stmt.cases]
     return []
+
+
+@per_node
+def nested_scopes(stmt: ast.stmt) -> tuple[bool, bool]:
+    """Whether the blocks of `stmt` hold, at any depth, a `with` (whose body may run under a mesh
+    its items make current) and a `def` or `class` (whose bodies run in their callers' contexts)."""
+    nodes = [node for block in blocks_of(stmt) for inner in block for node in ast.walk(inner)]
+    entering = any(isinstance(node, (ast.With, ast.AsyncWith)) for node in nodes)
+    defining = any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in nodes)
+    return entering, defining
 
 
 _EXITS = frozenset(
