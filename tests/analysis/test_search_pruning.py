@@ -4,7 +4,8 @@ A caller search walks only the statements that name the callee (`Walker._unseen`
 can give no call of it, so their nested blocks are not walked, yet the search still stops where
 one of them ends the block (a decided `if ...: raise`), as a full walk would. A discovery walk
 does not search the callers of a function in which no call is worth visiting when the typing
-pass is idle there (`Walker._unvisited`, `TypingPass.idle`)."""
+pass is idle there (`Walker._unvisited`, `TypingPass.idle`), nor the blocks of an `if`, a loop
+or a `try` where nothing is worth visiting and the typing pass is inactive (`Walker._quiet`)."""
 
 from __future__ import annotations
 
@@ -132,3 +133,61 @@ def test_a_function_without_calls_is_searched_only_where_it_can_be_typed(
     found = _searched(SCALED.replace("MESH", mesh), monkeypatch)
     assert "place" in found
     assert ("scale" in found) is searched
+
+
+QUIET_BLOCKS = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+MESH
+
+def run(verbose, steps, ready):
+    if verbose:
+        note = 'running'
+    for step in range(steps):
+        total = step * 2
+    if not ready:
+        raise ValueError(note)
+    return jax.device_put(jnp.zeros((6, 16)), NamedSharding(mesh, P('data')))
+
+run(True, 3, READY)
+"""
+
+EXPLICIT_MESH = "mesh = jax.make_mesh((2, 4), ('data', 'model'))"
+
+
+def _discovered(source: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object], set[str]]:
+    """The rows of the sites, and the statements discovery walks reached."""
+    walked: set[str] = set()
+    statements = Walker._statements
+
+    def recording(self: Walker, body: list[ast.stmt], *args: object) -> Iterator[object]:
+        if args[-1].callee is None:  # type: ignore[attr-defined]
+            walked.update(ast.unparse(stmt) for stmt in body)
+        return statements(self, body, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Walker, "_statements", recording)
+    return _rows(source), walked
+
+
+@pytest.mark.parametrize(("mesh", "entered"), [(AUTO_MESH, False), (EXPLICIT_MESH, True)])
+def test_blocks_without_calls_are_entered_only_where_they_can_be_typed(
+    mesh: str, entered: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blocks of `if verbose:` and of the loop call nothing worth visiting: a discovery walk
+    enters them only where the typing pass could type their statements (a mesh with Explicit
+    axes), and still finds the placement after them."""
+    rows, walked = _discovered(QUIET_BLOCKS.replace("MESH", mesh).replace("READY", "True"), monkeypatch)
+    assert rows == [6]
+    assert ("note = 'running'" in walked) is entered
+    assert ("total = step * 2" in walked) is entered
+
+
+def test_an_unentered_block_that_raises_still_ends_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`if not ready: raise ...` is not entered, but its test is decided by `ready=False`: the
+    placement after it never runs, and is not visited."""
+    rows, walked = _discovered(QUIET_BLOCKS.replace("MESH", AUTO_MESH).replace("READY", "False"), monkeypatch)
+    assert rows == []
+    assert "raise ValueError(note)" not in walked
