@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluation import bindings, calls, choices, containers, names, objects, operators
@@ -43,6 +43,15 @@ _DISPATCH: ExpressionHandlers = {
     **choices.EXPRESSIONS,
 }
 """The function that evaluates each type of expression node (one dict lookup per node)."""
+
+
+class EvaluationState(NamedTuple):
+    """Where the code being evaluated runs, as the walker set it (see `Evaluator.context_mesh`,
+    `tracing` and `context`)."""
+
+    context_mesh: MeshV | None
+    tracing: bool | None
+    context: Context | None
 
 
 class Evaluator:
@@ -82,18 +91,14 @@ class Evaluator:
         """When set, every module-level name and workspace module the evaluation reads is noted."""
         self.typing: TypeRecorder | None = None
         """When set, every operation evaluated on arrays of known sharded type is recorded."""
-        self.context_mesh: MeshV | None = None
-        """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
-        bare spec means for sharding in types."""
-        self.tracing: bool | None = None
-        """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
-        None when the analysis does not know. JAX indexes a concrete sharded array differently."""
+        self._state = EvaluationState(None, None, None)
+        self.state_read = False
+        """Whether `context_mesh`, `tracing` or `context` was read since this was last cleared: a
+        function's value computed without reading them holds in every such state
+        (`calls._returned_once`)."""
         self.mesh_at: Callable[[Segment], MeshV | None] | None = None
         """The mesh `jax.set_mesh` makes current where a top-level segment of `analysed` runs."""
         self.analysed: ModuleInfo | None = None
-        self.context: Context | None = None
-        """The walker's context of the statement being analysed (mesh, logical rules, eager
-        sharding, stacking): what Flax creates a layer's parameters with there."""
         self.branching = 0
         """How many values with several options (`Choice`) the current evaluation is inside: a
         result computed from one option is one possibility, not a certainty."""
@@ -102,6 +107,49 @@ class Evaluator:
         `spend`): a result computed meanwhile depends on where it was computed, so it is not
         kept for reuse (`analysis/reuse.py`). A question that runs out of its own `steps` gives
         the same answer wherever it is asked."""
+
+    @property
+    def context_mesh(self) -> MeshV | None:
+        """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
+        bare spec means for sharding in types."""
+        self.state_read = True
+        return self._state.context_mesh
+
+    @context_mesh.setter
+    def context_mesh(self, mesh: MeshV | None) -> None:
+        self._state = self._state._replace(context_mesh=mesh)
+
+    @property
+    def tracing(self) -> bool | None:
+        """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
+        None when the analysis does not know. JAX indexes a concrete sharded array differently."""
+        self.state_read = True
+        return self._state.tracing
+
+    @tracing.setter
+    def tracing(self, tracing: bool | None) -> None:
+        self._state = self._state._replace(tracing=tracing)
+
+    @property
+    def context(self) -> Context | None:
+        """The walker's context of the statement being analysed (mesh, logical rules, eager
+        sharding, stacking): what Flax creates a layer's parameters with there."""
+        self.state_read = True
+        return self._state.context
+
+    @context.setter
+    def context(self, context: Context | None) -> None:
+        self._state = self._state._replace(context=context)
+
+    @property
+    def state(self) -> EvaluationState:
+        """`context_mesh`, `tracing` and `context`, without noting a read (`state_read`): to set
+        them back, to derive a callee's, or to keep an answer by them."""
+        return self._state
+
+    @state.setter
+    def state(self, state: EvaluationState) -> None:
+        self._state = state
 
     @property
     def budget_left(self) -> int | None:

@@ -207,7 +207,7 @@ def _walk(
     evaluator = builder.evaluator
     shared, reads = SharedState(), Reads() if workspace is not None else None
     outer_reads, outer_shared = evaluator.reads, builder.record.shared
-    context = evaluator.context_mesh, evaluator.tracing, evaluator.context
+    state = evaluator.state
     evaluator.reads, builder.record.shared = (outer_reads if reads is None else reads), shared
     first = len(builder.diagnostics)
     exhausted = evaluator.exhausted
@@ -219,7 +219,7 @@ def _walk(
             left = evaluator.steps_left_here
     finally:
         evaluator.reads, builder.record.shared = outer_reads, outer_shared
-        evaluator.context_mesh, evaluator.tracing, evaluator.context = context
+        evaluator.state = state
         if outer_reads is not None and reads is not None:
             outer_reads.add(reads)
     steps = Steps(budget - left if evaluator.exhausted == exhausted else None, budget)

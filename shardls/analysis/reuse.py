@@ -24,7 +24,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from shardls.analysis.evaluator import Evaluator, Frame, Reads
 from shardls.analysis.sharded.events import TypeEvent
@@ -57,12 +57,53 @@ class Reuse:
         assert evaluator is not None
         kept = self._kept.get(key)
         if kept is not None:
-            self.hits += 1
-            if evaluator.reads is not None:
-                evaluator.reads.add(kept.reads)
-            if evaluator.typing is not None and kept.events:
-                evaluator.typing.replay(kept.events)
-            return kept.value  # type: ignore[return-value]
+            return cast(T, self._reused(evaluator, kept))
+        value, keep = self._computed(evaluator, alive, compute)
+        if keep is not None:
+            self._kept[key] = keep
+        return value
+
+    def answer_in_state(self, key: Hashable, alive: tuple[object, ...], compute: Callable[[], T]) -> T:
+        """`answer` for a computation that may read the evaluator's state (`Evaluator.state`: the
+        context mesh, whether the code is traced, the walker's context), which `key` does not
+        name: kept by `key` and that state when it read it, else by `key` alone, for every
+        state. A function evaluated with the same arguments in each context its caller is
+        walked in (each call site of a `jit`, each pass over the file) was evaluated again in
+        each, though only typed operations, Flax layers and logical rules read the state. An
+        answer kept per state counts as a read of it."""
+        evaluator = self._evaluator()
+        assert evaluator is not None
+        state = evaluator.state
+        in_state = (key, state.tracing, id(state.context_mesh), id(state.context))
+        kept = self._kept.get(in_state)
+        if kept is not None:
+            evaluator.state_read = True
+            return cast(T, self._reused(evaluator, kept))
+        kept = self._kept.get(key)
+        if kept is not None:
+            return cast(T, self._reused(evaluator, kept))
+        outer, evaluator.state_read = evaluator.state_read, False
+        try:
+            value, keep = self._computed(evaluator, (*alive, state), compute)
+        finally:
+            read = evaluator.state_read
+            evaluator.state_read = outer or read
+        if keep is not None:
+            self._kept[in_state if read else key] = keep
+        return value
+
+    def _reused(self, evaluator: Evaluator, kept: _Kept[object]) -> object:
+        self.hits += 1
+        if evaluator.reads is not None:
+            evaluator.reads.add(kept.reads)
+        if evaluator.typing is not None and kept.events:
+            evaluator.typing.replay(kept.events)
+        return kept.value
+
+    def _computed(
+        self, evaluator: Evaluator, alive: tuple[object, ...], compute: Callable[[], T]
+    ) -> tuple[T, _Kept[object] | None]:
+        """`compute()`, and what to keep of it (None when a budget ran out meanwhile)."""
         self.misses += 1
         outer, inner = evaluator.reads, Reads()
         recorder = evaluator.typing
@@ -75,10 +116,10 @@ class Reuse:
             evaluator.reads = outer
             if outer is not None:
                 outer.add(inner)
-        if evaluator.exhausted == exhausted:
-            events = recorder.since(mark) if recorder is not None else ()
-            self._kept[key] = _Kept(value, inner, events, alive)
-        return value
+        if evaluator.exhausted != exhausted:
+            return value, None
+        events = recorder.since(mark) if recorder is not None else ()
+        return value, _Kept[object](value, inner, events, alive)
 
 
 def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int, tuple[str, int] | None]:

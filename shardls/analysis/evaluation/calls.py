@@ -131,7 +131,7 @@ def call_function(
     if _recurs_on_nothing_new(info, locals_, frame):
         return Unknown(f"calls nested too deeply in {info.qualname}()")
     traced = traced_by_decorator(info.node)
-    outside = evaluator.tracing
+    outside = evaluator.state.tracing  # the callee's reads are the call's
     evaluator.tracing = True if traced or outside else None if traced is None else outside
     called = Frame(
         info.module,
@@ -191,9 +191,9 @@ def _returned_once(
     called: Frame,
     arguments: object,
 ) -> Value:
-    """`_returned`, once per function, arguments and evaluation state (`analysis/reuse.py`):
-    a helper called again with equal arguments (`cfg.mesh_shape()` in every statement)
-    is not evaluated again."""
+    """`_returned`, once per function, arguments and, where the evaluation reads it, evaluation
+    state (`analysis/reuse.py`, `Reuse.answer_in_state`): a helper called again with equal
+    arguments (`cfg.mesh_shape()` in every statement) is not evaluated again."""
     from shardls.analysis.reuse import reuse_of
 
     key = (
@@ -202,9 +202,6 @@ def _returned_once(
         id(called.enclosing),
         called.call_depth,
         called.runs_at,
-        evaluator.tracing,
-        id(evaluator.context_mesh),
-        id(evaluator.context),
         evaluator.branching,
         id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
     )
@@ -219,8 +216,7 @@ def _returned_once(
         hash(key)
     except TypeError:
         return compute()
-    alive = (info, evaluator.context_mesh, evaluator.context, called.enclosing)
-    return reuse_of(evaluator).answer(key, alive, compute)
+    return reuse_of(evaluator).answer_in_state(key, (info, called.enclosing), compute)
 
 
 def _returned(evaluator: Evaluator, info: FunctionInfo, returns: list[ast.Return], called: Frame) -> Value:

@@ -392,12 +392,12 @@ def _where_written(evaluator: Evaluator, segment: Segment) -> Iterator[None]:
         mesh = mesh_at(segment)
     finally:
         evaluator.mesh_at = mesh_at
-    previous = evaluator.context_mesh, evaluator.tracing
+    previous = evaluator.state
     evaluator.context_mesh, evaluator.tracing = mesh, False
     try:
         yield
     finally:
-        evaluator.context_mesh, evaluator.tracing = previous
+        evaluator.state = previous
 
 
 def _module_of(scope: Scope, frame: Frame | None) -> ModuleInfo:

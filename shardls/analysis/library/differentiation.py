@@ -130,8 +130,9 @@ class _Cotangents:
 def traced_call(call: CallArgs, wrapped: TransformedV) -> Value:
     """The transformed function called with the call's arguments: its body is traced, not run."""
     evaluator = call.evaluator
-    outside, evaluator.tracing = evaluator.tracing, True
+    outside = evaluator.state
+    evaluator.tracing = True
     try:
         return evaluator.call(wrapped.func, call.args, call.kwargs, call.node, call.frame)
     finally:
-        evaluator.tracing = outside
+        evaluator.state = outside

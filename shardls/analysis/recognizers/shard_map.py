@@ -142,12 +142,13 @@ def _body_result(
 ) -> Value:
     """What the body returns, evaluated with the body's mesh as the context mesh (what an array
     it creates is placed on)."""
-    outside = evaluator.context_mesh
-    evaluator.context_mesh = meshes[1] if meshes is not None else outside
+    outside = evaluator.state
+    if meshes is not None:
+        evaluator.context_mesh = meshes[1]
     try:
         return body_result(evaluator, app, blocks)
     finally:
-        evaluator.context_mesh = outside
+        evaluator.state = outside
 
 
 def _reject(builder: SiteBuilder, span: Span, rejection: TypeRejected, value: Value | None) -> None:

@@ -229,12 +229,12 @@ def _mapped_call(
         if rejected is not None or block_value.typed is None:
             return None
         blocks.append(block_value)
-    previous = evaluator.context_mesh, evaluator.tracing
+    previous = evaluator.state
     evaluator.context_mesh, evaluator.tracing = inside, True
     try:
         result = run(blocks)
     finally:
-        evaluator.context_mesh, evaluator.tracing = previous
+        evaluator.state = previous
     out_specs = arguments.get("out_specs")
     if isinstance(out_specs, SpecV) and isinstance(result, ArrayV):
         return _output(result, out_specs, outside, vma, name)

@@ -148,7 +148,7 @@ class TypingPass:
         if name is not None:
             self.names[id(value)] = name
         evaluator = self.evaluator
-        previous = evaluator.context_mesh, evaluator.tracing, evaluator.context
+        previous = evaluator.state
         evaluator.context_mesh = mesh.mesh if mesh is not None else None
         evaluator.tracing = tracing(context)
         evaluator.context = context
@@ -156,7 +156,7 @@ class TypingPass:
             with devices_stated(evaluator, context.branches):
                 result = evaluator.evaluate(value, frame)
         finally:
-            evaluator.context_mesh, evaluator.tracing, evaluator.context = previous
+            evaluator.state = previous
         target = _target_node(stmt)
         if target is not None and isinstance(result, ArrayV) and result.typed is not None:
             if name is not None:

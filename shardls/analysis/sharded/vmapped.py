@@ -206,13 +206,13 @@ def mapped_result(
         return None
     except Exception:
         return None
-    outside = evaluator.tracing
+    outside = evaluator.state
     evaluator.tracing = True  # the body is traced, not run
     try:
         inner = elements(values, in_axes)
         result = run(inner[: len(args)], dict(zip(keywords, inner[len(args) :], strict=True)))
     finally:
-        evaluator.tracing = outside
+        evaluator.state = outside
     if not isinstance(result, Seq):
         return _output(where, operands, result, mapped, out_axes) if isinstance(out_axes, int) else None
     axes = out_axes if isinstance(out_axes, tuple) else (out_axes,) * len(result.items)
