@@ -1,5 +1,6 @@
 """Work the analysis does once and reuses (analysis/reuse.py, the evaluator's memos) gives what
-doing it again would: per call, per frame, per context, and across an incremental re-analysis."""
+doing it again would: per call, per frame, per context, per evaluation state where it was read,
+and across an incremental re-analysis."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from analysis_helpers import analyze, site_named
 
 from shardls.analysis import walker as walker_module
 from shardls.analysis.analyzer import Analyzer
+from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.file_settings import file_device_count, file_environment
+from shardls.analysis.library import Library
+from shardls.analysis.pragmas import Pragmas
 from shardls.analysis.reuse import Reuse
-from shardls.analysis.walker import Walker
+from shardls.analysis.settings import Settings
+from shardls.analysis.walker import Context, Walker
+from shardls.analysis.workspace import Workspace
 
 HEADER = """\
 import jax
@@ -128,3 +135,55 @@ def test_an_answer_computed_while_a_budget_ran_out_is_not_kept() -> None:
     evaluator.exhausted = 0
     assert reuse.answer("other", (), lambda: 7) == 7
     assert reuse.answer("other", (), lambda: 8) == 7
+
+
+def _evaluator() -> Evaluator:
+    device_count = file_device_count(Pragmas(), Settings())
+    return Evaluator(Workspace(), Library(file_environment(device_count, Settings())))
+
+
+def test_an_answer_that_read_no_state_holds_in_every_state() -> None:
+    """A function's value (`Reuse.answer_in_state`) computed without reading the context mesh,
+    the tracing or the walker's context is computed once for every state; one that read them is
+    computed again in another state, and kept for that state."""
+    evaluator = _evaluator()
+    reuse = Reuse(evaluator)
+    computed: list[str] = []
+
+    def plain() -> str:
+        computed.append("plain")
+        return "plain"
+
+    def traced() -> str:
+        computed.append("traced")
+        return f"traced={evaluator.tracing}"
+
+    contexts = {False: Context(), True: Context(inside_jit=True)}
+    for tracing in (False, True, False):
+        evaluator.tracing = tracing
+        evaluator.context = contexts[tracing]
+        assert reuse.answer_in_state("plain", (), plain) == "plain"
+        assert reuse.answer_in_state("traced", (), traced) == f"traced={tracing}"
+    assert computed == ["plain", "traced", "traced"]
+
+
+def test_an_answer_that_read_the_state_makes_its_callers_read_it() -> None:
+    """A call inside the computation that read the state (computed or reused) makes the outer
+    answer depend on the state too."""
+    evaluator = _evaluator()
+    reuse = Reuse(evaluator)
+    outer_runs: list[bool | None] = []
+
+    def inner() -> bool | None:
+        return evaluator.tracing
+
+    def outer() -> str:
+        outer_runs.append(evaluator.state.tracing)
+        return f"outer of {reuse.answer_in_state('inner', (), inner)}"
+
+    evaluator.tracing = False
+    assert reuse.answer_in_state("inner", (), inner) is False  # kept for tracing=False
+    assert reuse.answer_in_state("outer", (), outer) == "outer of False"  # reads it through inner
+    evaluator.tracing = True
+    assert reuse.answer_in_state("outer", (), outer) == "outer of True"
+    assert outer_runs == [False, True]
