@@ -137,10 +137,18 @@ def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
 @per_node
 def nested_scopes(stmt: ast.stmt) -> tuple[bool, bool]:
     """Whether the blocks of `stmt` hold, at any depth, a `with` (whose body may run under a mesh
-    its items make current) and a `def` or `class` (whose bodies run in their callers' contexts)."""
-    nodes = [node for block in blocks_of(stmt) for inner in block for node in ast.walk(inner)]
-    entering = any(isinstance(node, (ast.With, ast.AsyncWith)) for node in nodes)
-    defining = any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in nodes)
+    its items make current) and a `def` or `class` (whose bodies run in their callers' contexts;
+    what they hold is theirs)."""
+    entering = defining = False
+    for block in blocks_of(stmt):
+        for inner in block:
+            if isinstance(inner, (ast.With, ast.AsyncWith)):
+                entering = True
+            elif isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defining = True
+            else:
+                inner_entering, inner_defining = nested_scopes(inner)
+                entering, defining = entering or inner_entering, defining or inner_defining
     return entering, defining
 
 
