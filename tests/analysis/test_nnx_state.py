@@ -6,9 +6,16 @@ variable left out). What shardls cannot see stays unknown: never an empty or gue
 
 from __future__ import annotations
 
+import ast
+import textwrap
+from collections.abc import Iterator
+
+import pytest
 from analysis_helpers import analyze, site_named
 
+from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.facts import SymbolicDim
+from shardls.analysis.library import nnx_tree
 
 HEADER = """
 import jax, jax.numpy as jnp
@@ -324,3 +331,36 @@ keys = jax.device_put(jnp.zeros((len(s),)), rep)
     assert site_named(analysis, "out").shape is None  # init_cache may have replaced it
     keys = site_named(analysis, "keys").shape  # init_cache may add attributes: len() is unknown
     assert keys is not None and len(keys) == 1 and not isinstance(keys[0], int)
+
+
+def test_a_class_is_read_once_for_all_its_instances(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a class's methods assign or change is read from its syntax once, not again for every
+    instance `nnx.state` meets (every layer of a model); the answers are the same each time."""
+    node = ast.parse(
+        textwrap.dedent(
+            """
+            class Block(nnx.Module):
+                def __init__(self, d, rngs):
+                    self.w = nnx.Param(jnp.zeros((d,)))
+                    self.layers = []
+                    self.layers.append(nnx.Linear(d, d, rngs=rngs))
+
+                def init_cache(self, n):
+                    self.cache = nnx.Cache(jnp.zeros((n,)))
+            """
+        )
+    ).body[0]
+    assert isinstance(node, ast.ClassDef)
+    klass = ClassInfo(node, None, None, None)  # type: ignore[arg-type]
+    walked: list[str] = []
+    walk = ast.walk
+
+    def counting(tree: ast.AST) -> Iterator[ast.AST]:
+        walked.append(getattr(tree, "name", type(tree).__name__))
+        return walk(tree)
+
+    monkeypatch.setattr(nnx_tree.ast, "walk", counting)
+    for _ in range(3):
+        assert nnx_tree._assigned_later(klass) == {"cache"}
+        assert nnx_tree._mutated(klass) == {"layers"}
+    assert sorted(walked) == ["__init__", "init_cache"]

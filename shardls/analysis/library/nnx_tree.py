@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from shardls.analysis.definitions import ClassInfo
 from shardls.analysis.evaluation.objects import note_method
@@ -25,6 +24,7 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx import RngsV
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV, stacked_creation
+from shardls.analysis.node_memo import per_node
 from shardls.analysis.sharded.layers import LayerV
 from shardls.analysis.values import (
     ArrayV,
@@ -47,9 +47,6 @@ from shardls.analysis.values import (
     options,
 )
 from shardls.core import FLOAT32
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
 
 MODULE = "flax.nnx.Module"
 MAX_DEPTH = 12
@@ -229,11 +226,23 @@ def _opened(tree: DictV | None, why: str) -> DictV:
     return DictV((*tree.keys, hidden), (*tree.values, hidden))
 
 
-def _builders(klass: ClassInfo) -> Iterator[ast.AST]:
-    for name in _BUILDERS:
-        method = klass.methods.get(name)
-        if method is not None:
-            yield from ast.walk(method.node)
+def _builders(klass: ClassInfo) -> tuple[ast.AST, ...]:
+    """The nodes of the methods that build an instance: read for every instance of the class
+    `state` meets (each layer of a model), so found once per class."""
+    return _builder_nodes(klass.node)
+
+
+@per_node
+def _builder_nodes(node: ast.ClassDef) -> tuple[ast.AST, ...]:
+    methods = _methods(node)
+    return tuple(inner for name in _BUILDERS if name in methods for inner in ast.walk(methods[name]))
+
+
+def _methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The class's methods by name, the last `def` of a name winning (as `ClassInfo.methods`)."""
+    return {
+        stmt.name: stmt for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
 
 
 def _sets_elsewhere(klass: ClassInfo, methods: set[str]) -> str | None:
@@ -253,18 +262,24 @@ def _sets_elsewhere(klass: ClassInfo, methods: set[str]) -> str | None:
     return None
 
 
-def _assigned_later(klass: ClassInfo) -> set[str]:
+def _assigned_later(klass: ClassInfo) -> frozenset[str]:
     """Attributes a method other than the constructor assigns (`def init_cache(self): self.cache
-    = nnx.Cache(...)`): when `nnx.state` runs, they may hold something else, or be new."""
+    = nnx.Cache(...)`): when `nnx.state` runs, they may hold something else, or be new. Found
+    once per class, as `_builders`."""
+    return _assigned_outside_builders(klass.node)
+
+
+@per_node
+def _assigned_outside_builders(klass: ast.ClassDef) -> frozenset[str]:
     found: set[str] = set()
-    for name, method in klass.methods.items():
+    for name, method in _methods(klass).items():
         if name in _BUILDERS:
             continue
-        for node in ast.walk(method.node):
+        for node in ast.walk(method):
             if isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 found |= {attr for t in targets if (attr := _self_attribute(t)) is not None}
-    return found
+    return frozenset(found)
 
 
 def _mutated(klass: ClassInfo) -> set[str]:
