@@ -96,6 +96,10 @@ class Evaluator:
         """Whether `context_mesh`, `tracing` or `context` was read since this was last cleared: a
         function's value computed without reading them holds in every such state
         (`calls._returned_once`)."""
+        self.deepest = -1
+        """The deepest call depth `limits.call_depth` was checked at since this was last set
+        (`within_call_depth`): a function's value computed without a check at or beyond the
+        limit holds wherever the same checks stay within it (`calls._returned_once`)."""
         self.mesh_at: Callable[[Segment], MeshV | None] | None = None
         """The mesh `jax.set_mesh` makes current where a top-level segment of `analysed` runs."""
         self.analysed: ModuleInfo | None = None
@@ -150,6 +154,14 @@ class Evaluator:
     @state.setter
     def state(self, state: EvaluationState) -> None:
         self._state = state
+
+    def within_call_depth(self, frame: Frame) -> bool:
+        """Whether a workspace function may be called from `frame` (its call depth is below
+        `limits.call_depth`), noting the depth checked (`deepest`)."""
+        depth = frame.call_depth
+        if depth > self.deepest:
+            self.deepest = depth
+        return depth < self.limits.call_depth
 
     @property
     def budget_left(self) -> int | None:

@@ -41,12 +41,29 @@ class _Kept(Generic[T]):
     """The objects whose ids the key uses, kept alive so that no id is reused meanwhile."""
 
 
+@dataclass(frozen=True)
+class _Placed:
+    """A function's kept value (`Reuse.answer_anywhere`) and the call depths it holds at."""
+
+    kept: _Kept[object]
+    depth: int
+    """The call depth it was computed at."""
+    reach: int
+    """How much deeper than `depth` its deepest check of the call-depth limit was."""
+    cut: bool
+    """A check reached the limit: the value holds at `depth` only."""
+
+    def holds_at(self, depth: int, limit: int) -> bool:
+        return depth == self.depth if self.cut else depth + self.reach < limit
+
+
 class Reuse:
     """The answers kept for one evaluator (one file's analysis)."""
 
     def __init__(self, evaluator: Evaluator) -> None:
         self._evaluator = weakref.ref(evaluator)
         self._kept: dict[Hashable, _Kept[object]] = {}
+        self._placed: dict[Hashable, list[_Placed]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -63,33 +80,40 @@ class Reuse:
             self._kept[key] = keep
         return value
 
-    def answer_in_state(self, key: Hashable, alive: tuple[object, ...], compute: Callable[[], T]) -> T:
-        """`answer` for a computation that may read the evaluator's state (`Evaluator.state`: the
-        context mesh, whether the code is traced, the walker's context), which `key` does not
-        name: kept by `key` and that state when it read it, else by `key` alone, for every
-        state. A function evaluated with the same arguments in each context its caller is
+    def answer_anywhere(
+        self, key: Hashable, depth: int, alive: tuple[object, ...], compute: Callable[[], T]
+    ) -> T:
+        """`answer` for a function's value computed at call depth `depth`, which may read the
+        evaluator's state (`Evaluator.state`: the context mesh, whether the code is traced, the
+        walker's context) and check the call-depth limit, neither named by `key`. It is kept by
+        `key` and that state when it read it, else by `key` alone for every state; and for every
+        depth where its checks of the limit stay within it, or for `depth` only when one did not
+        (`_Placed`). The same call evaluated in each context and at each depth its callers are
         walked in (each call site of a `jit`, each pass over the file) was evaluated again in
-        each, though only typed operations, Flax layers and logical rules read the state. An
-        answer kept per state counts as a read of it."""
+        each, though only typed operations, Flax layers and logical rules read the state, and
+        only a chain of calls reaching the limit depends on the depth. An answer kept per state
+        counts as a read of it, and a reused one as the checks it made."""
         evaluator = self._evaluator()
         assert evaluator is not None
         state = evaluator.state
         in_state = (key, state.tracing, id(state.context_mesh), id(state.context))
-        kept = self._kept.get(in_state)
-        if kept is not None:
-            evaluator.state_read = True
-            return cast(T, self._reused(evaluator, kept))
-        kept = self._kept.get(key)
-        if kept is not None:
-            return cast(T, self._reused(evaluator, kept))
-        outer, evaluator.state_read = evaluator.state_read, False
+        limit = evaluator.limits.call_depth
+        for stored, read in ((in_state, True), (key, False)):
+            for placed in self._placed.get(stored, ()):
+                if placed.holds_at(depth, limit):
+                    evaluator.state_read = evaluator.state_read or read
+                    evaluator.deepest = max(evaluator.deepest, depth + placed.reach)
+                    return cast(T, self._reused(evaluator, placed.kept))
+        outer = evaluator.state_read, evaluator.deepest
+        evaluator.state_read, evaluator.deepest = False, -1
         try:
             value, keep = self._computed(evaluator, (*alive, state), compute)
         finally:
-            read = evaluator.state_read
-            evaluator.state_read = outer or read
+            read, deepest = evaluator.state_read, evaluator.deepest
+            evaluator.state_read, evaluator.deepest = outer[0] or read, max(outer[1], deepest)
         if keep is not None:
-            self._kept[in_state if read else key] = keep
+            placed = _Placed(keep, depth, deepest - depth, deepest >= limit)
+            self._placed.setdefault(in_state if read else key, []).append(placed)
         return value
 
     def _reused(self, evaluator: Evaluator, kept: _Kept[object]) -> object:

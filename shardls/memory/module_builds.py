@@ -152,7 +152,7 @@ class ModuleBuilds:
         statements before it, which may fill a list), stacked once per `nnx.vmap`/`nnx.scan`
         around it. A function defined in this `__init__` sees its locals."""
         returns = [r for r in info.returns if r.value is not None]
-        if not returns or frame.call_depth >= self.evaluator.limits.call_depth:
+        if not returns or not self.evaluator.within_call_depth(frame):
             return None
         args, kwargs = self.evaluator.call_arguments(node, frame)
         bound = self.evaluator.bind_arguments(info, args, kwargs, None, frame)

@@ -1,16 +1,17 @@
 """Work the analysis does once and reuses (analysis/reuse.py, the evaluator's memos) gives what
 doing it again would: per call, per frame, per context, per evaluation state where it was read,
-and across an incremental re-analysis."""
+per call depth where the depth limit was reached, and across an incremental re-analysis."""
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 from analysis_helpers import analyze, site_named
 
 from shardls.analysis import walker as walker_module
 from shardls.analysis.analyzer import Analyzer
-from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.file_settings import file_device_count, file_environment
 from shardls.analysis.library import Library
 from shardls.analysis.pragmas import Pragmas
@@ -143,7 +144,7 @@ def _evaluator() -> Evaluator:
 
 
 def test_an_answer_that_read_no_state_holds_in_every_state() -> None:
-    """A function's value (`Reuse.answer_in_state`) computed without reading the context mesh,
+    """A function's value (`Reuse.answer_anywhere`) computed without reading the context mesh,
     the tracing or the walker's context is computed once for every state; one that read them is
     computed again in another state, and kept for that state."""
     evaluator = _evaluator()
@@ -162,8 +163,8 @@ def test_an_answer_that_read_no_state_holds_in_every_state() -> None:
     for tracing in (False, True, False):
         evaluator.tracing = tracing
         evaluator.context = contexts[tracing]
-        assert reuse.answer_in_state("plain", (), plain) == "plain"
-        assert reuse.answer_in_state("traced", (), traced) == f"traced={tracing}"
+        assert reuse.answer_anywhere("plain", 1, (), plain) == "plain"
+        assert reuse.answer_anywhere("traced", 1, (), traced) == f"traced={tracing}"
     assert computed == ["plain", "traced", "traced"]
 
 
@@ -179,11 +180,36 @@ def test_an_answer_that_read_the_state_makes_its_callers_read_it() -> None:
 
     def outer() -> str:
         outer_runs.append(evaluator.state.tracing)
-        return f"outer of {reuse.answer_in_state('inner', (), inner)}"
+        return f"outer of {reuse.answer_anywhere('inner', 2, (), inner)}"
 
     evaluator.tracing = False
-    assert reuse.answer_in_state("inner", (), inner) is False  # kept for tracing=False
-    assert reuse.answer_in_state("outer", (), outer) == "outer of False"  # reads it through inner
+    assert reuse.answer_anywhere("inner", 2, (), inner) is False  # kept for tracing=False
+    assert reuse.answer_anywhere("outer", 1, (), outer) == "outer of False"  # reads it through inner
     evaluator.tracing = True
-    assert reuse.answer_in_state("outer", (), outer) == "outer of True"
+    assert reuse.answer_anywhere("outer", 1, (), outer) == "outer of True"
     assert outer_runs == [False, True]
+
+
+def test_an_answer_holds_at_every_depth_where_its_calls_stay_within_the_limit() -> None:
+    """A function's value is computed again at another call depth only where a chain of calls
+    inside it would reach the call-depth limit (12) there: one that checked the limit two levels
+    down holds up to depth 9; one that reached the limit holds only at its own depth."""
+    evaluator = _evaluator()
+    reuse = Reuse(evaluator)
+    computed: list[int] = []
+
+    def nested(depth: int) -> Callable[[], str]:
+        def compute() -> str:
+            computed.append(depth)
+            within = evaluator.within_call_depth(Frame(None, None, None, None, call_depth=depth + 2))  # type: ignore[arg-type]
+            return "deep" if within else "cut"
+
+        return compute
+
+    assert reuse.answer_anywhere("f", 3, (), nested(3)) == "deep"
+    assert reuse.answer_anywhere("f", 9, (), nested(9)) == "deep"  # reused: 11 < 12
+    assert reuse.answer_anywhere("f", 10, (), nested(10)) == "cut"  # 12 reaches the limit
+    assert reuse.answer_anywhere("f", 10, (), nested(10)) == "cut"  # reused at depth 10 only
+    assert reuse.answer_anywhere("f", 11, (), nested(11)) == "cut"
+    assert computed == [3, 10, 11]
+    assert evaluator.deepest == 13  # the reused answers' checks count as made

@@ -120,7 +120,7 @@ def call_function(
     evaluator: Evaluator, func: FunctionV, args: list[Value], kwargs: dict[str, Value], frame: Frame
 ) -> Value:
     info = func.func
-    if frame.call_depth >= evaluator.limits.call_depth:
+    if not evaluator.within_call_depth(frame):
         return Unknown(f"calls nested too deeply in {info.qualname}()")
     if info.kind == "property":
         args = []
@@ -191,16 +191,15 @@ def _returned_once(
     called: Frame,
     arguments: object,
 ) -> Value:
-    """`_returned`, once per function, arguments and, where the evaluation reads it, evaluation
-    state (`analysis/reuse.py`, `Reuse.answer_in_state`): a helper called again with equal
-    arguments (`cfg.mesh_shape()` in every statement) is not evaluated again."""
+    """`_returned`, once per function, arguments and, where the evaluation reads them, evaluation
+    state and call depth (`analysis/reuse.py`, `Reuse.answer_anywhere`): a helper called again
+    with equal arguments (`cfg.mesh_shape()` in every statement) is not evaluated again."""
     from shardls.analysis.reuse import reuse_of
 
     key = (
         id(info.node),
         arguments,
         id(called.enclosing),
-        called.call_depth,
         called.runs_at,
         evaluator.branching,
         id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
@@ -216,7 +215,7 @@ def _returned_once(
         hash(key)
     except TypeError:
         return compute()
-    return reuse_of(evaluator).answer_in_state(key, (info, called.enclosing), compute)
+    return reuse_of(evaluator).answer_anywhere(key, called.call_depth, (info, called.enclosing), compute)
 
 
 def _returned(evaluator: Evaluator, info: FunctionInfo, returns: list[ast.Return], called: Frame) -> Value:

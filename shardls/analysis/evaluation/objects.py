@@ -126,7 +126,7 @@ def _self_assignment(
 ) -> Value | None:
     """The value `self.x = ...` gives; None when an `if` around it is decided against it for
     this instance's arguments (`if with_scale: self.scale = ...`)."""
-    if frame.call_depth >= evaluator.limits.call_depth:
+    if not evaluator.within_call_depth(frame):
         return Unknown("calls nested too deeply")
     locals_ = evaluator.bind_arguments(method, [], dict(instance.fields), instance, frame)
     guards = statement_guards(method.node).get(id(stmt), ())

@@ -81,7 +81,7 @@ def _returned_lambda(call: CallArgs, node: ast.Call) -> tuple[ast.Lambda, Frame]
     the body reads the call's arguments (`path_suffix`)."""
     evaluator, frame = call.evaluator, call.frame
     function = evaluator.evaluate(node.func, frame)
-    if not isinstance(function, FunctionV) or frame.call_depth >= evaluator.limits.call_depth:
+    if not isinstance(function, FunctionV) or not evaluator.within_call_depth(frame):
         return None
     info = function.func
     returns = info.returns
