@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Generic, NamedTuple, TypeVar, cast, overload
 
 from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluation import bindings, calls, choices, containers, names, objects, operators
@@ -54,10 +54,47 @@ class EvaluationState(NamedTuple):
     context: Context | None
 
 
+Part = TypeVar("Part")
+
+
+class _StatePart(Generic[Part]):
+    """One part of `Evaluator.state`, read and set as an attribute of the evaluator. Reading it
+    is noted (`Evaluator.state_read`): what is computed from it holds only where it is the same."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, evaluator: None, owner: type) -> _StatePart[Part]: ...
+
+    @overload
+    def __get__(self, evaluator: Evaluator, owner: type) -> Part: ...
+
+    def __get__(self, evaluator: Evaluator | None, owner: type) -> _StatePart[Part] | Part:
+        if evaluator is None:
+            return self
+        evaluator.state_read = True
+        return cast(Part, getattr(evaluator.state, self._name))
+
+    def __set__(self, evaluator: Evaluator, value: Part) -> None:
+        parts: dict[str, object] = {self._name: value}
+        evaluator.state = evaluator.state._replace(**parts)  # type: ignore[arg-type]
+
+
 class Evaluator:
     """The interpreter: its state, budgets and caches. Each kind of expression and operation is
     a function of the module of its concern (`analysis/evaluation/`), bound below as a method:
     callers ask `evaluator.call(...)`, and `eval` costs one dict lookup per node."""
+
+    context_mesh = _StatePart["MeshV | None"]()
+    """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
+    bare spec means for sharding in types."""
+    tracing = _StatePart["bool | None"]()
+    """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
+    None when the analysis does not know. JAX indexes a concrete sharded array differently."""
+    context = _StatePart["Context | None"]()
+    """The walker's context of the statement being analysed (mesh, logical rules, eager
+    sharding, stacking): what Flax creates a layer's parameters with there."""
 
     def __init__(
         self,
@@ -91,7 +128,9 @@ class Evaluator:
         """When set, every module-level name and workspace module the evaluation reads is noted."""
         self.typing: TypeRecorder | None = None
         """When set, every operation evaluated on arrays of known sharded type is recorded."""
-        self._state = EvaluationState(None, None, None)
+        self.state = EvaluationState(None, None, None)
+        """`context_mesh`, `tracing` and `context`, read here without noting a read
+        (`state_read`): to set them back, to derive a callee's, or to keep an answer by them."""
         self.state_read = False
         """Whether `context_mesh`, `tracing` or `context` was read since this was last cleared: a
         function's value computed without reading them holds in every such state
@@ -111,49 +150,6 @@ class Evaluator:
         `spend`): a result computed meanwhile depends on where it was computed, so it is not
         kept for reuse (`analysis/reuse.py`). A question that runs out of its own `steps` gives
         the same answer wherever it is asked."""
-
-    @property
-    def context_mesh(self) -> MeshV | None:
-        """The mesh `jax.set_mesh` makes current where the statement being analysed runs: what a
-        bare spec means for sharding in types."""
-        self.state_read = True
-        return self._state.context_mesh
-
-    @context_mesh.setter
-    def context_mesh(self, mesh: MeshV | None) -> None:
-        self._state = self._state._replace(context_mesh=mesh)
-
-    @property
-    def tracing(self) -> bool | None:
-        """Whether the code being evaluated is traced (under `jax.jit`) rather than run eagerly;
-        None when the analysis does not know. JAX indexes a concrete sharded array differently."""
-        self.state_read = True
-        return self._state.tracing
-
-    @tracing.setter
-    def tracing(self, tracing: bool | None) -> None:
-        self._state = self._state._replace(tracing=tracing)
-
-    @property
-    def context(self) -> Context | None:
-        """The walker's context of the statement being analysed (mesh, logical rules, eager
-        sharding, stacking): what Flax creates a layer's parameters with there."""
-        self.state_read = True
-        return self._state.context
-
-    @context.setter
-    def context(self, context: Context | None) -> None:
-        self._state = self._state._replace(context=context)
-
-    @property
-    def state(self) -> EvaluationState:
-        """`context_mesh`, `tracing` and `context`, without noting a read (`state_read`): to set
-        them back, to derive a callee's, or to keep an answer by them."""
-        return self._state
-
-    @state.setter
-    def state(self, state: EvaluationState) -> None:
-        self._state = state
 
     def within_call_depth(self, frame: Frame) -> bool:
         """Whether a workspace function may be called from `frame` (its call depth is below
