@@ -235,6 +235,12 @@ class Analyzer:
             names=names,
         )
 
+    def forget(self, path: str) -> None:
+        """Drop what is kept of the file's analysis (an editor closed it): a later analysis of
+        it starts afresh, as after an eviction."""
+        self._files.pop(path, None)
+        self._mesh_passes.pop(path, None)
+
     def index_workspace(self, settings: Settings) -> None:
         """Search the workspace for its meshes now, for the files checked with `settings` (and no
         device-count pragma of their own), so that the processes `check` forks to analyse the

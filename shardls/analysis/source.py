@@ -222,6 +222,12 @@ class SegmentParser:
         run.end = index
         return run
 
+    def forget(self, source: ParsedSource) -> None:
+        """Drop the kept trees of a parse's segments (its file is no longer wanted)."""
+        for segment in source.segments:
+            self._cache.discard(segment.text)
+            self._cache.discard("\0" + segment.text)
+
     def _parse_text(self, chunk: str, repair: bool = True) -> _ParsedText:
         key = chunk if repair else "\0" + chunk
         cached = self._cache.get(key)

@@ -28,6 +28,11 @@ class TextCache(Generic[V]):
             self._found.move_to_end(text)
         return found
 
+    def discard(self, text: str) -> None:
+        """Forget what was found from `text` (kept for a file no longer wanted)."""
+        if self._found.pop(text, None) is not None:
+            self._chars -= len(text)
+
     def put(self, text: str, found: V) -> V:
         """Keep `found` for `text`, dropping the least recently used beyond the bounds (never the
         entry just kept)."""

@@ -292,6 +292,17 @@ class Workspace:
                 del self._latest[evicted[0]]
         return module
 
+    def forget(self, path: str) -> None:
+        """Drop the modules made for the file and their trees (an editor closed it): a later
+        import or analysis of it parses its text again."""
+        key = _normalize(path)
+        for version in self._versions.pop(key, []):
+            module = self._modules.pop(version, None)
+            if module is not None:
+                self.parser.forget(module.source)
+        self._latest.pop(key, None)
+        self._steps.pop(key, None)
+
     def data_file(self, path: str) -> DataFile:
         """A file read as data (a YAML config) in its current text: the same object while the
         text is unchanged, so that a kept result that read it is kept while it is."""

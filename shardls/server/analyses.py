@@ -13,6 +13,10 @@ modules it imports.
 The first analysis of a file in a session reads everything it depends on (no per-segment result
 of it is cached yet), so its diagnostics are stored on disk with those reads (`stored`); the
 next session's first publish of the same file takes them from there (`Analyses.stored`).
+
+What the analysis thread keeps is frozen out of the garbage collector's passes once an analysis
+has settled, and collected in full at an idle moment after a document closed or what is kept
+grew (`collection`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.facts import FileAnalysis
 from shardls.analysis.settings import Settings
 from shardls.config import Config
+from shardls.server.collection import Collection
 from shardls.server.units import Unit
 
 if TYPE_CHECKING:
@@ -51,6 +56,10 @@ waits twice as long as the one before. A long file's first problems show soon, a
 report converts and sends every diagnostic found so far (in the event loop, beside the
 analysis), a 20k-line file makes about six, not dozens."""
 
+IDLE_S = 2.0
+"""Seconds without an analysis or a change before a due full collection runs (`collection`): it
+holds the interpreter for ~0.5 s with a 20k-line file open, so it waits for a pause in typing."""
+
 _Key = tuple[object, int, Settings]
 
 logger = logging.getLogger("shardls.server")
@@ -65,11 +74,16 @@ class Result:
 
 class Analyses:
     def __init__(
-        self, roots: list[Path], config_of: ConfigOf | None = None, partial: Partial | None = None
+        self,
+        roots: list[Path],
+        config_of: ConfigOf | None = None,
+        partial: Partial | None = None,
+        collection: Collection | None = None,
     ) -> None:
         """`roots`: the workspace folders, where imports are resolved from. `config_of`: the
         configuration of a file, which says where its results are stored (None: nowhere).
-        `partial`: told what the first analysis of a file has found so far (see `_progress`)."""
+        `partial`: told what the first analysis of a file has found so far (see `_progress`).
+        `collection`: when the garbage collector runs (default: `Collection()`)."""
         self._roots = roots
         self._config_of = config_of
         self._partial = partial
@@ -86,6 +100,8 @@ class Analyses:
         self._models: dict[str, tuple[_Key, Models]] = {}
         self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
         self.generation = 0
+        self._collection = collection or Collection()
+        self._idle: asyncio.TimerHandle | None = None
 
     def prepare(self) -> None:
         """Import what reading the persistent cache needs, in the analysis thread, once the
@@ -95,9 +111,18 @@ class Analyses:
             self._executor.submit(importlib.import_module, "shardls.server.stored")
 
     def set_text(self, path: str, text: str | None) -> None:
-        """The editor's text of a file (None: closed, read it from disk again)."""
-        self._executor.submit(lambda: self._workspace.result().set_text(path, text))
+        """The editor's text of a file (None: closed, read it from disk again, and what was
+        kept of its analysis goes)."""
+        self._executor.submit(self._set_text, path, text)
         self.changed()
+
+    def _set_text(self, path: str, text: str | None) -> None:
+        workspace = self._workspace.result()
+        workspace.set_text(path, text)
+        if text is None:
+            if self._analyzer is not None:
+                self._analyzer.forget(path)
+            workspace.forget(path)
 
     def changed(self) -> None:
         """Something any result may depend on changed (a document, a file on disk)."""
@@ -109,8 +134,12 @@ class Analyses:
         return not self._pending
 
     def forget(self, uri: str) -> None:
+        """A unit closed: its results go, and a full collection frees what they held (cycles
+        among frozen objects included) at the next idle moment."""
         self._latest.pop(uri, None)
         self._models.pop(uri, None)
+        self._collection.due = True
+        self._when_idle()
 
     async def models(self, unit: Unit, settings: Settings) -> Models:
         """Whole-model memory (code lenses, class hovers) of this version of the unit: computed in
@@ -159,7 +188,33 @@ class Analyses:
         return await asyncio.shield(future)
 
     def close(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def collected(self) -> None:
+        """Collect everything in the analysis thread now (`Collection.full`), after the work
+        queued before."""
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._collection.full)
+
+    def _when_idle(self) -> None:
+        """Run a due full collection once IDLE_S pass without analyses (asked again by each
+        settled analysis and each close; without an event loop, nothing is scheduled)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = loop.call_later(IDLE_S, self._idle_now)
+
+    def _idle_now(self) -> None:
+        self._idle = None
+        if not self.idle:
+            self._when_idle()
+        elif self._collection.due:
+            with contextlib.suppress(RuntimeError):  # the session is shutting down
+                self._executor.submit(self._collection.full)
 
     def _finished(self, uri: str, key: _Key, future: asyncio.Future[Result]) -> None:
         self._pending.pop((uri, key), None)
@@ -242,9 +297,14 @@ class Analyses:
         sent: a hover asking before it ran builds them itself. Submitted when the analysis
         ended, it ran beside the publish and took the interpreter from it (12 ms of a 20k-line
         file's 4,444 sites per edit). (The executor refuses it once the session is shutting
-        down.)"""
+        down.)
+
+        Then what the analysis left is settled (`Collection.settle`): the diagnostics are sent,
+        and the next edit's collections no longer traverse what the analysis keeps."""
         with contextlib.suppress(RuntimeError):
             self._executor.submit(analysis.index_lines)
+            self._executor.submit(self._collection.settle)
+        self._when_idle()
 
     def _progress(self, unit: Unit, loop: asyncio.AbstractEventLoop) -> Progress | None:
         """What the first analysis of a file reports as it goes (at PARTIAL_AFTER seconds, then

@@ -4,10 +4,12 @@ hostile protocol traffic reuse the raw client of tests/robustness (raw_client.py
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from lsp_helpers import RecordingClient, server_config
 
@@ -27,3 +29,12 @@ async def failing_client(lsp_client: RecordingClient) -> AsyncIterator[None]:
     """A server whose hover handler raises on purpose."""
     yield
     await lsp_client.shutdown_session()
+
+
+@pytest.fixture(autouse=True)
+def _collected_as_usual() -> Iterator[None]:
+    """An `Analyses` made in the test process freezes what its analyses keep (`collection`):
+    returned to the collector after the test, so the process's later tests are collected as
+    usual."""
+    yield
+    gc.unfreeze()
