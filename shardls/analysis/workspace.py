@@ -106,8 +106,8 @@ class Workspace:
         """Per pattern and file: the text last searched and whether the pattern found something
         in it. The server searches every file of the folder for a mesh on each edit of a file
         that builds none; a search of the same text (the same object, while the disk's or the
-        editor's text is unchanged) is answered from here (4 of the 7 ms of an edit of maxtext's
-        `models/deepseek_batchsplit.py`)."""
+        editor's text is unchanged) is answered from here (the search of maxtext's `models/`, 27
+        files: 7.0 → 1.6 ms per edit of `deepseek_batchsplit.py` on a loaded machine)."""
         self._probed: dict[tuple[str, str, int], tuple[tuple[Path, str, bool], ...]] = {}
         """In a snapshot: the files each import (importer's folder, dotted name, level) may mean,
         with whether each exists (`_candidates`). Every file of a package imports the same
