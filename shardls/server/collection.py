@@ -11,9 +11,10 @@ The price of freezing: a frozen object that later becomes part of a garbage cycl
 dropped, the caches of a closed document) is never freed by a collection that skips it. So the
 frozen objects are returned to the collector and collected once in full (`full`), in the analysis
 thread: once the server has been idle a while after a document opened or closed (`Analyses`), and
-right after an analysis settles when the memory in use has grown by a quarter since the last full
-collection (the collector's own rule for its full collections). A long session's memory is then
-bounded as without freezing.
+right after an analysis settles when the memory in use has grown by a tenth since the last full
+collection (tighter than the collector's own rule, a quarter of the long-lived objects, so that
+the cycles Enters leave are freed before they pile up). A long session's memory is then bounded
+as without freezing.
 """
 
 from __future__ import annotations
