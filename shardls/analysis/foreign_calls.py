@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.lambda_defs import is_lambda_def
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
 from shardls.analysis.sites import SiteBuilder, Via
@@ -38,6 +39,7 @@ from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.helper_imports import (
     PLACEMENTS,
     helper_names,
+    helpers_of,
     places_parameter,
     rewrites_argument,
     with_helpers,
@@ -69,12 +71,14 @@ class ForeignCalls:
     def names(self, module: ModuleInfo) -> frozenset[str]:
         """The names a call in `module` may call a helper by: in the analysed module, the helpers
         it imports (its own are walked in their call contexts by its walker); in a helper's
-        module, its own helpers (`put_batch` calling `put`), not those it imports, whose search
-        would parse the modules it imports for the rare helper of a helper of a third module."""
+        module, its own helpers (`put_batch` calling `put`) and those it imports from a third
+        module (`helpers_of`)."""
         kept = self._names.get(id(module))
         if kept is None:
             found = (
-                helper_names(self.workspace, module) if module is self.module else module.placing_functions
+                helper_names(self.workspace, module) | module.placing_lambdas
+                if module is self.module
+                else helpers_of(self.workspace, module)
             )
             kept = self._names[id(module)] = (module, found)
         return kept[1]
@@ -92,14 +96,15 @@ class ForeignCalls:
             if not isinstance(option, FunctionV) or option.bound is not None or option.func.owner is not None:
                 continue
             info = option.func
-            if info.module.path == self.module.path or info.node in chain:
+            here = info.module.path == self.module.path and not is_lambda_def(info.node)
+            if here or info.node in chain:
                 continue
             args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
             locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            context = _body_context(info, visit.context)
+            walker = self._walker(info.module)
             body = list(
-                self._walker(info.module).called_body(
-                    info, locals_, _body_context(info, visit.context), visit.frame.call_depth + 1
-                )
+                walker.called_body(info, locals_, context, visit.frame.call_depth + 1, option.closure)
             )
             outer = builder.via
             builder.via = outer or Via(visit.frame.span(visit.call), _note(info), visit.target)

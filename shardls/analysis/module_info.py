@@ -95,6 +95,15 @@ class ModuleInfo:
         return placing_functions(self)
 
     @cached_property
+    def placing_lambdas(self) -> frozenset[str]:
+        """The names bound to a lambda that places what it is given, anywhere in the module
+        (`shard = lambda x, *a: jax.device_put(x, ...)` in a test function): helpers whose calls
+        get the layout their body makes (`analysis/foreign_calls.py`), in this module too."""
+        from shardls.analysis.walking.helper_imports import placing_lambdas
+
+        return placing_lambdas(self)
+
+    @cached_property
     def top_imports(self) -> tuple[ast.Import | ast.ImportFrom, ...]:
         """The module's top-level import statements, in order (read once per module version)."""
         return tuple(

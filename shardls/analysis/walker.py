@@ -375,13 +375,25 @@ class Walker:
         return [], False
 
     def called_body(
-        self, info: FunctionInfo, locals_: dict[str, Value], context: Context, call_depth: int
+        self,
+        info: FunctionInfo,
+        locals_: dict[str, Value],
+        context: Context,
+        call_depth: int,
+        enclosing: Frame | None = None,
     ) -> Iterator[Visit]:
         """Every call in the body of a function of this module as one call from another module
-        runs it: its parameters bound to that call's arguments, in the caller's context
-        (`analysis/foreign_calls.py`)."""
+        (or of a lambda helper, `enclosing` the call it was made in) runs it: its parameters
+        bound to that call's arguments, in the caller's context (`analysis/foreign_calls.py`)."""
         frame = Frame(
-            self.module, info.scope, info.segment, None, locals_, call_depth, runs_at=context.runs_at
+            self.module,
+            info.scope,
+            info.segment,
+            None,
+            locals_,
+            call_depth,
+            enclosing,
+            runs_at=context.runs_at,
         )
         yield from self._statements(info.node.body, frame, context, info.scope, _Search())
 

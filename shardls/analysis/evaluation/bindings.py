@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.evaluation.fixed_rank import with_fixed_rank
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
+from shardls.analysis.lambda_defs import lambda_def, named_lambda
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, StreamV, Unknown, Value
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
 def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame) -> Value:
     """What `binding` gives its name, in `frame` (where the binding is written)."""
     kind = binding.kind
+    if kind == "assign" and scope.owner is None and named_lambda(binding.node) is not None:
+        assert isinstance(binding.node, ast.Assign)
+        info = evaluator.function_info(lambda_def(binding.node), frame.module, binding.segment, scope)
+        return FunctionV(info, closure=frame if scope.function is not None and frame.locals else None)
     if kind in ("assign", "with") and binding.value is not None:
         value = unpack(evaluator.eval(binding.value, frame), binding.unpack)
         if isinstance(value, Const) and value.origin is not None and value.origin.line == binding.line:

@@ -18,11 +18,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shardls.analysis.lambda_defs import lambda_def, named_lambda
 from shardls.analysis.module_info import ModuleInfo, called_names
 from shardls.analysis.node_memo import per_node
 from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest
-from shardls.analysis.workspace import Workspace
+from shardls.analysis.workspace import MODELLED_LIBRARIES, Workspace
 
 PLACEMENTS = frozenset(
     (
@@ -101,20 +102,21 @@ def _mentioned(node: ast.AST) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
-def placing_functions(module: ModuleInfo) -> frozenset[str]:
+def placing_functions(module: ModuleInfo, imported: frozenset[str] = frozenset()) -> frozenset[str]:
     """The module's top-level functions that place something made from their parameters
     (`PLACEMENTS`), or pass it to another such function of the module (`put_batch(x)` calling
-    `put(x, P("data"))`), read once per module version (`ModuleInfo.placing_functions`)."""
+    `put(x, P("data"))`) or to one of `imported` (the helpers it imports from another module,
+    `helpers_of`); without those, read once per module version (`ModuleInfo.placing_functions`)."""
     defs = [
-        (stmt, called_names(segment.text))
+        (function, called_names(segment.text))
         for segment in module.source.segments
         for stmt in segment.body
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if (function := _defined(stmt)) is not None
     ]
     found: set[str] = set()
     grown = True
     while grown:  # each round adds a function or ends: at most one round per function
-        callees = PLACEMENTS | found
+        callees = PLACEMENTS | imported | found
         added = {
             d.name
             for d, called in defs
@@ -123,6 +125,50 @@ def placing_functions(module: ModuleInfo) -> frozenset[str]:
         grown = bool(added)
         found |= added
     return frozenset(found)
+
+
+def _defined(stmt: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function a statement defines: a `def`, or a lambda bound to a name (`lambda_defs`)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return stmt
+    return lambda_def(stmt) if isinstance(stmt, ast.Assign) and named_lambda(stmt) is not None else None
+
+
+def placing_lambdas(module: ModuleInfo) -> frozenset[str]:
+    """The names bound to a lambda, at any depth of the module, that places what it is given."""
+    if "lambda" not in module.source.text:
+        return frozenset()
+    return frozenset(
+        node.targets[0].id
+        for segment in module.source.segments
+        if "lambda" in segment.text
+        for stmt in segment.body
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Assign)
+        and named_lambda(node) is not None
+        and isinstance(node.targets[0], ast.Name)
+        and _is_helper(lambda_def(node), PLACEMENTS)
+    )
+
+
+def helpers_of(workspace: Workspace, module: ModuleInfo, depth: int = MAX_REEXPORTS) -> frozenset[str]:
+    """The names by which `module`'s own code may call a helper: its placing functions, the
+    helpers it imports from another module by a top-level `from ... import` and calls, and its
+    functions that pass their parameters to one of those (`put_rows` in utils.py calling the
+    `put` of impl.py: a helper's helper in a third module). `depth` bounds the modules followed,
+    so that a cycle of imports ends."""
+    own = module.placing_functions
+    if depth <= 0:
+        return own
+    called = module.call_index
+    imported = frozenset(
+        local
+        for stmt in module.top_imports
+        if isinstance(stmt, ast.ImportFrom)
+        for alias in stmt.names
+        if (local := alias.asname or alias.name) in called and _places(workspace, module, local, depth - 1)
+    )
+    return own | imported | placing_functions(module, imported) if imported else own
 
 
 def _is_helper(function: ast.FunctionDef | ast.AsyncFunctionDef, callees: frozenset[str] | set[str]) -> bool:
@@ -168,10 +214,11 @@ def _module(
     workspace: Workspace, importer: ModuleInfo, dotted: str, level: int, sought: frozenset[str]
 ) -> ModuleInfo | None:
     """The module an import means, parsed only when its text may hold a helper among `sought`:
-    a top-level `def` of one of them and a placement, or, in a package's `__init__` (which
-    re-exports its modules' helpers), one of them at all. Most imported modules hold none, and
-    parsing each just to see cost more than the rest of many small files' analysis. A plain
-    module that only re-exports a helper is missed."""
+    a top-level `def` of one of them and a placement or a call of a name it imports from the
+    workspace (`_local_imports`: a helper's helper in a third module), a re-export of one of them
+    by a `from ... import`, or, in a package's `__init__` (which re-exports its modules'
+    helpers), one of them at all. Most imported modules hold none, and parsing each just to see
+    cost more than the rest of many small files' analysis."""
     if not sought:
         return None
     located = workspace.locate(importer, dotted, level)
@@ -181,21 +228,40 @@ def _module(
     if path.endswith("__init__.py"):
         wanted = not sought.isdisjoint(_words(text))
     else:
-        wanted = not sought.isdisjoint(_top_defs(text)) and any(word in text for word in PLACEMENTS)
+        local = _local_imports(text)
+        wanted = not sought.isdisjoint(local) or (
+            not sought.isdisjoint(_top_defs(text))
+            and (any(word in text for word in PLACEMENTS) or not local.isdisjoint(called_names(text)))
+        )
     if not wanted:
         return None
     found = workspace.module(path, text)
     return found if found is not importer else None
 
 
-_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
+_TOP_DEF = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*lambda\b)", re.MULTILINE)
+_FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 
 
 @functools.lru_cache(maxsize=128)
 def _top_defs(text: str) -> frozenset[str]:
-    """The names of a module's top-level functions, read from its text (cached by text)."""
-    return frozenset(_TOP_DEF.findall(text))
+    """The names of a module's top-level functions (`def`s and lambdas bound to a name), read
+    from its text (cached by text)."""
+    return frozenset(name for pair in _TOP_DEF.findall(text) for name in pair if name)
+
+
+@functools.lru_cache(maxsize=128)
+def _local_imports(text: str) -> frozenset[str]:
+    """The names a module's top-level `from ... import`s bring from other than the modelled
+    libraries (a helper may be among them), read from its text (cached by text)."""
+    return frozenset(
+        word
+        for dots, dotted, names in _FROM_IMPORT.findall(text)
+        if dots or dotted.split(".", 1)[0] not in MODELLED_LIBRARIES
+        for word in _WORD.findall(names)
+        if word not in ("import", "as")
+    )
 
 
 @functools.lru_cache(maxsize=128)
@@ -205,8 +271,9 @@ def _words(text: str) -> frozenset[str]:
 
 def _exported(workspace: Workspace, module: ModuleInfo | None, names: Iterable[str]) -> set[str]:
     """Those of `names` that are helpers of `module`. Only a name the module defines as a helper
-    or imports at top level can be one (`_places`): the others, most of the names a module calls,
-    are not looked for among its imports one by one (42,000 times in a check of maxtext)."""
+    or imports at top level can be one (`_places`), or a function of a module that calls what it
+    imports from the workspace (`helpers_of`, read once): the others, most of the names a module
+    calls, are not looked for among its imports one by one (42,000 times in a check of maxtext)."""
     if module is None:
         return set()
     imported = {
@@ -217,12 +284,18 @@ def _exported(workspace: Workspace, module: ModuleInfo | None, names: Iterable[s
         if alias.name != "*"
     }
     possible = module.placing_functions | imported
-    return {name for name in names if name in possible and _places(workspace, module, name, MAX_REEXPORTS)}
+    found = {name for name in names if name in possible and _places(workspace, module, name, MAX_REEXPORTS)}
+    text = module.source.text
+    others = {name for name in names if name in _top_defs(text)} - possible
+    if others and not _local_imports(text).isdisjoint(module.call_index):
+        found |= others & helpers_of(workspace, module)
+    return found
 
 
 def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> bool:
-    """Whether `name` in `module` is a placing function, or re-exports one by a top-level
-    `from ... import` (read from the syntax; `depth` re-exports at most)."""
+    """Whether `name` in `module` is a placing function, re-exports one by a top-level
+    `from ... import`, or is a function of the module that passes its parameters to a helper it
+    imports (read from the syntax; `depth` modules followed at most)."""
     if name in module.placing_functions:
         return True
     if depth <= 0:
@@ -235,7 +308,7 @@ def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> 
                 source = _module(workspace, module, stmt.module or "", stmt.level, frozenset((alias.name,)))
                 if source is not None and _places(workspace, source, alias.name, depth - 1):
                     return True
-    return False
+    return name in _top_defs(module.source.text) and name in helpers_of(workspace, module, depth)
 
 
 @dataclass(frozen=True)
