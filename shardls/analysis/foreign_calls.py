@@ -28,9 +28,11 @@ from dataclasses import dataclass, field, replace
 
 from shardls.analysis.definitions import FunctionInfo
 from shardls.analysis.evaluator import Evaluator
+from shardls.analysis.foreign_jit import Jitted, jitted_in_another_module
 from shardls.analysis.lambda_defs import is_lambda_def
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognition import TRIGGER, calls_pattern, recognized, run_recognizer
+from shardls.analysis.recognizers.jit import layouts_at
 from shardls.analysis.sites import SiteBuilder, Via
 from shardls.analysis.traced_decorators import body_traced, jitted_by_decorator, traced_by_decorator
 from shardls.analysis.values import FunctionV, options
@@ -93,14 +95,17 @@ class ForeignCalls:
         the outermost call of the analysed file, for a helper's helper)."""
         evaluator = self.evaluator
         for option in options(evaluator.evaluate(visit.call.func, visit.frame)):
-            if not isinstance(option, FunctionV) or option.bound is not None or option.func.owner is not None:
-                continue
+            jitted = jitted_in_another_module(evaluator, option, visit, self.module)
+            if jitted is not None:
+                self._jitted(builder, visit, jitted)
+            if not isinstance(option, FunctionV) or (option.bound is None) != (option.func.owner is None):
+                continue  # a function, or a method called on an instance (`sharder.put(x, spec)`)
             info = option.func
             here = info.module.path == self.module.path and not is_lambda_def(info.node)
             if here or info.node in chain:
                 continue
             args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
-            locals_ = evaluator.bind_arguments(info, args, kwargs, None, visit.frame)
+            locals_ = evaluator.bind_arguments(info, args, kwargs, option.bound, visit.frame)
             context = _body_context(info, visit.context)
             walker = self._walker(info.module)
             body = list(
@@ -122,6 +127,17 @@ class ForeignCalls:
                             self.place(builder, inner, (*chain, info.node))
             finally:
                 builder.via = outer
+
+    def _jitted(self, builder: SiteBuilder, visit: Visit, jitted: Jitted) -> None:
+        """The in/out layouts of a call of a function jitted in another module, on the call."""
+        outer = builder.via
+        where = os.path.basename(jitted.module.path)
+        note = f"via {jitted.name}() in {where}:{jitted.line + 1}"
+        builder.via = outer or Via(visit.frame.span(visit.call), note, visit.target)
+        try:
+            layouts_at(builder, jitted.app, visit)
+        finally:
+            builder.via = outer
 
     def _walker(self, module: ModuleInfo) -> Walker:
         kept = self._walkers.get(id(module))
@@ -150,4 +166,4 @@ def _named(visit: Visit, via: Via) -> Visit:
 
 def _note(info: FunctionInfo) -> str:
     line = info.segment.abs_line(info.node.lineno) + 1
-    return f"via {info.name}() in {os.path.basename(info.module.path)}:{line}"
+    return f"via {info.qualname}() in {os.path.basename(info.module.path)}:{line}"

@@ -28,6 +28,7 @@ from shardls.analysis.recognizers.wrapped import (
     at_call,
     binds,
     body_result,
+    call_site,
     call_sites,
     caller_walker,
     output_pairs,
@@ -58,6 +59,15 @@ def jit(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
         for site in call_sites(caller_walker(builder, visit), app, 0)
     ]
     _written(builder, app, met)
+
+
+def layouts_at(builder: SiteBuilder, app: Application, visit: Visit) -> None:
+    """The input and output layouts of `app` at a call found elsewhere than by its module's
+    caller search: a call in another module of a function jitted in this one
+    (`analysis/foreign_jit.py`)."""
+    site = call_site(builder.evaluator, app, visit, None)
+    _inputs(builder, app, site)
+    _outputs(builder, app, site)
 
 
 @binds("jax.jit", *NNX_JITS)

@@ -224,7 +224,7 @@ def caller_walker(builder: SiteBuilder, visit: Visit) -> Walker:
 
 def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
     """The calls of the wrapped function visible in this module (at most MAX_CONTEXTS)."""
-    found = [_site(walker, app, visit, None) for visit in _direct_calls(app)]
+    found = [call_site(walker.evaluator, app, visit, None) for visit in _direct_calls(app)]
     name = app.bound_name
     names = [name] if name is not None else []
     if app.api in JIT_APIS and names:
@@ -236,7 +236,7 @@ def call_sites(walker: Walker, app: Application, depth: int) -> list[CallSite]:
             called = _called_value(walker.evaluator, app, visit)
             if called is not None:
                 receiver = called.bound if isinstance(called, FunctionV) else None
-                found.append(_site(walker, app, visit, receiver))
+                found.append(call_site(walker.evaluator, app, visit, receiver))
     return found
 
 
@@ -309,10 +309,10 @@ def _called_value(evaluator: Evaluator, app: Application, visit: Visit) -> Value
     return next((o for o in options(evaluator.evaluate(func, visit.frame)) if app.is_wrapper(o)), None)
 
 
-def _site(walker: Walker, app: Application, visit: Visit, receiver: Value | None) -> CallSite:
+def call_site(evaluator: Evaluator, app: Application, visit: Visit, receiver: Value | None) -> CallSite:
     """A call with its arguments; after `nnx.jit_partial(f, *bound)`, the bound ones first (not
     written at the call: their sites go on the call)."""
-    args, kwargs = walker.evaluator.call_arguments(visit.call, visit.frame)
+    args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     starred = next((i for i, a in enumerate(visit.call.args) if isinstance(a, ast.Starred)), None)
     nodes = tuple(a if starred is None or i < starred else None for i, a in enumerate(visit.call.args))
     nodes += (None,) * (len(args) - len(nodes))

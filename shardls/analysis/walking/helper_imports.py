@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shardls.analysis.foreign_jit import SHARDING_KEYWORDS, jit_call, jit_decorator
 from shardls.analysis.lambda_defs import lambda_def, named_lambda
 from shardls.analysis.module_info import ModuleInfo, called_names
 from shardls.analysis.node_memo import per_node
@@ -36,6 +37,9 @@ PLACEMENTS = frozenset(
     )
 )
 """The calls by which a helper lays out what its caller passes (by their last name)."""
+
+PLACING_WORDS = (*PLACEMENTS, *SHARDING_KEYWORDS)
+"""Words without which a module's text defines no helper: a placement, or a jit's shardings."""
 
 MAX_HELPER_STATEMENTS = 25
 """A helper is short (tunix's `shard` has 7 statements, maxtext's `maybe_shard_with_name` 20): a
@@ -113,7 +117,7 @@ def placing_functions(module: ModuleInfo, imported: frozenset[str] = frozenset()
         for stmt in segment.body
         if (function := _defined(stmt)) is not None
     ]
-    found: set[str] = set()
+    found = jitted_names(module)
     grown = True
     while grown:  # each round adds a function or ends: at most one round per function
         callees = PLACEMENTS | imported | found
@@ -125,6 +129,40 @@ def placing_functions(module: ModuleInfo, imported: frozenset[str] = frozenset()
         grown = bool(added)
         found |= added
     return frozenset(found)
+
+
+def jitted_names(module: ModuleInfo) -> set[str]:
+    """The module's top-level names of functions jitted with shardings (`step = jax.jit(f,
+    in_shardings=...)`, `@partial(jax.jit, in_shardings=...)` on a `def`): a call of one in
+    another module meets those shardings (`analysis/foreign_jit.py`)."""
+    if not any(word in module.source.text for word in SHARDING_KEYWORDS):
+        return set()
+    found: set[str] = set()
+    for segment in module.source.segments:
+        for stmt in segment.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(jit_decorator(d) for d in stmt.decorator_list):
+                    found.add(stmt.name)
+            elif isinstance(stmt, ast.Assign) and jit_call(stmt.value):
+                found |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return found
+
+
+def placing_methods(module: ModuleInfo, name: str) -> frozenset[str]:
+    """The methods of the module's top-level class `name` that place what they are given or
+    what their instance holds (`self.mesh`): called on an instance made in another module
+    (`sharder.put(x, spec)`), they give their layout at the call as a function would."""
+    callees = PLACEMENTS | module.placing_functions
+    return frozenset(
+        method.name
+        for segment in module.source.segments
+        for stmt in segment.body
+        if isinstance(stmt, ast.ClassDef) and stmt.name == name
+        for method in stmt.body
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and method.name != "__init__"
+        and _is_helper(method, callees)
+    )
 
 
 def _defined(stmt: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -200,9 +238,11 @@ def helper_names(workspace: Workspace, module: ModuleInfo) -> frozenset[str]:
             local = alias.asname or alias.name
             if alias.name == "*":
                 found |= _exported(workspace, base, called)
-            elif local in called:
-                if base is not None and _places(workspace, base, alias.name, MAX_REEXPORTS):
+            elif local in called and base is not None:
+                if _places(workspace, base, alias.name, MAX_REEXPORTS):
                     found.add(local)
+                else:  # `Sharder(mesh)`, then `sharder.put(x, spec)`
+                    found |= placing_methods(base, alias.name)
             else:  # `from pkg import utils`, then `utils.put(...)`: maybe a submodule
                 dotted = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
                 submodule = _module(workspace, module, dotted, stmt.level, called)
@@ -231,7 +271,7 @@ def _module(
         local = _local_imports(text)
         wanted = not sought.isdisjoint(local) or (
             not sought.isdisjoint(_top_defs(text))
-            and (any(word in text for word in PLACEMENTS) or not local.isdisjoint(called_names(text)))
+            and (any(word in text for word in PLACING_WORDS) or not local.isdisjoint(called_names(text)))
         )
     if not wanted:
         return None
@@ -239,15 +279,18 @@ def _module(
     return found if found is not importer else None
 
 
-_TOP_DEF = re.compile(r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*lambda\b)", re.MULTILINE)
+_TOP_DEF = re.compile(
+    r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*(?:lambda\b|[\w.]*jit\())",
+    re.MULTILINE,
+)
 _FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 
 
 @functools.lru_cache(maxsize=128)
 def _top_defs(text: str) -> frozenset[str]:
-    """The names of a module's top-level functions (`def`s and lambdas bound to a name), read
-    from its text (cached by text)."""
+    """The names of a module's top-level functions (`def`s, lambdas and jitted functions bound
+    to a name) and classes, read from its text (cached by text)."""
     return frozenset(name for pair in _TOP_DEF.findall(text) for name in pair if name)
 
 
