@@ -1,6 +1,6 @@
-"""`shardls check` on a call of a placement helper of another module: the call's layout is
-listed with `--show-layouts`, and the persistent cache analyses the caller again when the
-helper's module changes (its result records that it read that module)."""
+"""`shardls check` on a call of a placement helper (or a jitted function) of another module: the
+call's layout is listed with `--show-layouts`, and the persistent cache analyses the caller again
+when the helper's module changes (its result records that it read that module)."""
 
 from __future__ import annotations
 
@@ -52,4 +52,41 @@ def test_editing_the_helper_analyses_its_callers_again(
     warm = check(capsys, "--show-layouts", "--output-format", "concise")
     assert sorted(analysed) == ["main.py", "utils.py"]
     assert "pkg/main.py:7:5: with_sharding_constraint w:" in warm.out
+    assert warm == check(capsys, "--show-layouts", "--output-format", "concise", "--no-cache")
+
+
+TRAIN_LIB = (
+    "import jax\n"
+    "from functools import partial\n"
+    "from jax.sharding import NamedSharding, PartitionSpec\n"
+    "\n"
+    "mesh = jax.make_mesh((2, 4), ('data', 'model'))\n"
+    "\n"
+    "\n"
+    "@partial(jax.jit, in_shardings=NamedSharding(mesh, PartitionSpec('data')))\n"
+    "def double(x):\n"
+    "    return x * 2\n"
+)
+
+
+def test_editing_a_jitted_functions_module_analyses_its_callers_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+) -> None:
+    write(
+        tmp_path,
+        {
+            **PROJECT,
+            "pkg/train_lib.py": TRAIN_LIB,
+            "pkg/main.py": HEADER + "from pkg.train_lib import double\ny = double(jnp.zeros((16, 8)))\n",
+        },
+    )
+    cold = check(capsys, "--show-layouts", "--output-format", "concise")
+    assert "pkg/main.py:7:5: jit_in_sharding x: float32[16@data,8] → per device float32[8,8]" in cold.out
+    analysed.clear()
+    write(
+        tmp_path, {"pkg/train_lib.py": TRAIN_LIB.replace("PartitionSpec('data')", "PartitionSpec('model')")}
+    )
+    warm = check(capsys, "--show-layouts", "--output-format", "concise")
+    assert sorted(analysed) == ["main.py", "train_lib.py"]
+    assert "pkg/main.py:7:5: jit_in_sharding x: float32[16@model,8] → per device float32[4,8]" in warm.out
     assert warm == check(capsys, "--show-layouts", "--output-format", "concise", "--no-cache")
