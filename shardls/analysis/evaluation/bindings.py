@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame: Frame) -> Value:
     """What `binding` gives its name, in `frame` (where the binding is written)."""
     kind = binding.kind
-    if kind == "assign" and scope.owner is None and named_lambda(binding.node) is not None:
-        assert isinstance(binding.node, ast.Assign)
-        info = evaluator.function_info(lambda_def(binding.node), frame.module, binding.segment, scope)
-        return FunctionV(info, closure=frame if scope.function is not None and frame.locals else None)
+    statement = binding.node
+    if isinstance(binding.value, ast.Lambda) and isinstance(statement, ast.Assign) and scope.owner is None:
+        return _named_lambda(evaluator, statement, binding, scope, frame)
     if kind in ("assign", "with") and binding.value is not None:
         value = unpack(evaluator.eval(binding.value, frame), binding.unpack)
         if isinstance(value, Const) and value.origin is not None and value.origin.line == binding.line:
@@ -70,6 +69,17 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
     if kind == "annotation":
         return Unknown(f"{binding.name!r} has no value here", symbol=binding.name)
     return Unknown(f"{binding.name!r} ({kind})", symbol=binding.name)
+
+
+def _named_lambda(
+    evaluator: Evaluator, statement: ast.Assign, binding: Binding, scope: Scope, frame: Frame
+) -> Value:
+    """`shard = lambda x, *a: ...`: the function it stands for (`lambda_defs.py`); a lambda
+    bound otherwise (`a = b = lambda: ...`) is not evaluated."""
+    if named_lambda(statement) is None:
+        return Unknown("lambda")
+    info = evaluator.function_info(lambda_def(statement), frame.module, binding.segment, scope)
+    return FunctionV(info, closure=frame if scope.function is not None and frame.locals else None)
 
 
 def param_default(evaluator: Evaluator, binding: Binding, frame: Frame) -> Value:

@@ -1,10 +1,11 @@
 """Flax NNX filters written as functions of a variable's path and the variable
 (`lambda path, x: 'kernel' in path`, `nnx.All(nnx.Param, lambda path, x: 'output' not in path)`,
-a `def` taking both): Flax's `filterlib.to_predicate` calls them as they are. The evaluator reads
-a lambda as unknown wherever it is written, so the filter is taken from its source where it is
-given (the key of the dict literal, the argument of `nnx.All`, a name bound to a lambda in the
-same scope, or the call of a function that returns one), and its body is evaluated for each variable, its parameters bound to the path (a
-tuple of the keys) and the variable. A body that cannot be decided for a variable (it reads
+a `def` taking both): Flax's `filterlib.to_predicate` calls them as they are. A function (a
+`def`, or a lambda bound to a name: `lambda_defs.py`) is called; the evaluator reads any other
+lambda as unknown, so that filter is taken from its source where it is given (the key of the
+dict literal, the argument of `nnx.All`, or the call of a function that returns one), and its
+body is evaluated for each variable, its parameters bound to the path (a tuple of the keys) and
+the variable. A body that cannot be decided for a variable (it reads
 the variable's value, a name not known here) selects it or not as nothing else would: unknown,
 and the variables it could select get no sharding (`StateShardingV.for_variable`)."""
 
@@ -59,21 +60,13 @@ def predicate(call: CallArgs, value: Value, node: ast.expr | None) -> Value:
 
 
 def _lambda_of(call: CallArgs, node: ast.expr | None) -> tuple[ast.Lambda, Frame] | None:
-    """The lambda written as `node`, bound once to the name `node` in the scope read here
-    (`filter_0 = lambda path, var: ...`), or returned by the function `node` calls (flax's
+    """The lambda written as `node`, or returned by the function `node` calls (flax's
     `path_ends_with(('linear1', 'kernel'))`), with the frame its body reads names in."""
-    frame = call.frame
     if isinstance(node, ast.Lambda):
-        return node, frame
+        return node, call.frame
     if isinstance(node, ast.Call):
         return _returned_lambda(call, node)
-    if not isinstance(node, ast.Name) or node.id in frame.locals:
-        return None
-    bindings = frame.scope.lookup(node.id, frame.position)
-    if len(bindings) != 1 or bindings[0].unpack or bindings[0].kind != "assign":
-        return None
-    value = bindings[0].value
-    return (value, frame) if isinstance(value, ast.Lambda) else None
+    return None
 
 
 def _returned_lambda(call: CallArgs, node: ast.Call) -> tuple[ast.Lambda, Frame] | None:

@@ -148,18 +148,21 @@ def jitted_names(module: ModuleInfo) -> set[str]:
     return found
 
 
-def placing_methods(module: ModuleInfo, name: str) -> frozenset[str]:
-    """The methods of the module's top-level class `name` that place what they are given or
-    what their instance holds (`self.mesh`): called on an instance made in another module
-    (`sharder.put(x, spec)`), they give their layout at the call as a function would."""
+def placing_methods(module: ModuleInfo, name: str, called: frozenset[str]) -> frozenset[str]:
+    """The methods of the module's top-level class `name`, among those `called`, that place what
+    they are given or what their instance holds (`self.mesh`): called on an instance made in
+    another module (`sharder.put(x, spec)`), they give their layout at the call as a function
+    would."""
     callees = PLACEMENTS | module.placing_functions
     return frozenset(
         method.name
         for segment in module.source.segments
+        if any(word in segment.text for word in PLACEMENTS)
         for stmt in segment.body
         if isinstance(stmt, ast.ClassDef) and stmt.name == name
         for method in stmt.body
         if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and method.name in called
         and method.name != "__init__"
         and _is_helper(method, callees)
     )
@@ -173,18 +176,24 @@ def _defined(stmt: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
 
 
 def placing_lambdas(module: ModuleInfo) -> frozenset[str]:
-    """The names bound to a lambda, at any depth of the module, that places what it is given."""
-    if "lambda" not in module.source.text:
+    """The names bound to a lambda, at any depth of the module, that places what it is given and
+    is called in the module. Only the segments whose text binds such a name are walked."""
+    text = module.source.text
+    if "lambda" not in text:
+        return frozenset()
+    bound = frozenset(_LAMBDA_BOUND.findall(text)) & module.call_index.keys()
+    if not bound:
         return frozenset()
     return frozenset(
         node.targets[0].id
         for segment in module.source.segments
-        if "lambda" in segment.text
+        if not bound.isdisjoint(_LAMBDA_BOUND.findall(segment.text))
         for stmt in segment.body
         for node in ast.walk(stmt)
         if isinstance(node, ast.Assign)
         and named_lambda(node) is not None
         and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in bound
         and _is_helper(lambda_def(node), PLACEMENTS)
     )
 
@@ -242,7 +251,7 @@ def helper_names(workspace: Workspace, module: ModuleInfo) -> frozenset[str]:
                 if _places(workspace, base, alias.name, MAX_REEXPORTS):
                     found.add(local)
                 else:  # `Sharder(mesh)`, then `sharder.put(x, spec)`
-                    found |= placing_methods(base, alias.name)
+                    found |= placing_methods(base, alias.name, called)
             else:  # `from pkg import utils`, then `utils.put(...)`: maybe a submodule
                 dotted = f"{stmt.module}.{alias.name}" if stmt.module else alias.name
                 submodule = _module(workspace, module, dotted, stmt.level, called)
@@ -268,11 +277,14 @@ def _module(
     if path.endswith("__init__.py"):
         wanted = not sought.isdisjoint(_words(text))
     else:
-        local = _local_imports(text)
-        wanted = not sought.isdisjoint(local) or (
-            not sought.isdisjoint(_top_defs(text))
-            and (any(word in text for word in PLACING_WORDS) or not local.isdisjoint(called_names(text)))
-        )
+        defined = _top_defs(text)
+        wanted = (
+            not sought.isdisjoint(defined)
+            and (
+                any(word in text for word in PLACING_WORDS)
+                or any(f"{name}(" in text for name in _local_imports(text))
+            )
+        ) or (not sought <= defined and not sought.isdisjoint(_local_imports(text)))
     if not wanted:
         return None
     found = workspace.module(path, text)
@@ -283,11 +295,12 @@ _TOP_DEF = re.compile(
     r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*(?:lambda\b|[\w.]*jit\())",
     re.MULTILINE,
 )
+_LAMBDA_BOUND = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*lambda\b", re.MULTILINE)
 _FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _WORD = re.compile(r"\w+")
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=512)
 def _top_defs(text: str) -> frozenset[str]:
     """The names of a module's top-level functions (`def`s, lambdas and jitted functions bound
     to a name) and classes, read from its text (cached by text)."""
@@ -351,7 +364,35 @@ def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> 
                 source = _module(workspace, module, stmt.module or "", stmt.level, frozenset((alias.name,)))
                 if source is not None and _places(workspace, source, alias.name, depth - 1):
                     return True
-    return name in _top_defs(module.source.text) and name in helpers_of(workspace, module, depth)
+    return name in _top_defs(module.source.text) and _calls_imported_helper(workspace, module, name, depth)
+
+
+def _calls_imported_helper(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> bool:
+    """Whether the module's top-level function `name` passes its parameters to a helper the
+    module imports from another (`helpers_of` narrowed to one function: only the imports it
+    calls are followed)."""
+    function = next(
+        (
+            f
+            for segment in module.source.segments
+            for stmt in segment.body
+            if (f := _defined(stmt)) and f.name == name
+        ),
+        None,
+    )
+    if function is None:
+        return False
+    called = {called_name(node) for node in ast.walk(function) if isinstance(node, ast.Call)}
+    helpers = frozenset(
+        local
+        for stmt in module.top_imports
+        if isinstance(stmt, ast.ImportFrom)
+        for alias in stmt.names
+        if (local := alias.asname or alias.name) in called
+        and local != name
+        and _places(workspace, module, local, depth - 1)
+    )
+    return bool(helpers) and _is_helper(function, PLACEMENTS | module.placing_functions | helpers)
 
 
 @dataclass(frozen=True)
