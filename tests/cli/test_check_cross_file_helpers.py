@@ -38,23 +38,6 @@ def test_show_layouts_lists_the_call_of_a_helper_with_its_layout(
     assert "pkg/main.py:7:5: device_put w: float32[16@data,8] → per device float32[8,8]" in out
 
 
-def test_editing_the_helper_analyses_its_callers_again(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
-) -> None:
-    write(tmp_path, PROJECT)
-    cold = check(capsys, "--show-layouts", "--output-format", "concise")
-    analysed.clear()
-    assert check(capsys, "--show-layouts", "--output-format", "concise") == cold
-    assert analysed == []
-    write(
-        tmp_path, {"pkg/utils.py": UTILS.replace("jax.device_put(x,", "jax.lax.with_sharding_constraint(x,")}
-    )
-    warm = check(capsys, "--show-layouts", "--output-format", "concise")
-    assert sorted(analysed) == ["main.py", "utils.py"]
-    assert "pkg/main.py:7:5: with_sharding_constraint w:" in warm.out
-    assert warm == check(capsys, "--show-layouts", "--output-format", "concise", "--no-cache")
-
-
 TRAIN_LIB = (
     "import jax\n"
     "from functools import partial\n"
@@ -69,24 +52,41 @@ TRAIN_LIB = (
 )
 
 
-def test_editing_a_jitted_functions_module_analyses_its_callers_again(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, analysed: list[str]
+@pytest.mark.parametrize(
+    ("utils", "call", "edit", "after"),
+    [
+        pytest.param(
+            UTILS,
+            "from pkg.utils import put\nw = put(jnp.zeros((16, 8)), mesh, P('data'))\n",
+            ("jax.device_put(x,", "jax.lax.with_sharding_constraint(x,"),
+            "pkg/main.py:7:5: with_sharding_constraint w:",
+            id="helper",
+        ),
+        pytest.param(
+            TRAIN_LIB,
+            "from pkg.utils import double\ny = double(jnp.zeros((16, 8)))\n",
+            ("PartitionSpec('data')", "PartitionSpec('model')"),
+            "pkg/main.py:7:5: jit_in_sharding x: float32[16@model,8] → per device float32[4,8]",
+            id="jit",
+        ),
+    ],
+)
+def test_editing_the_helper_analyses_its_callers_again(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    analysed: list[str],
+    utils: str,
+    call: str,
+    edit: tuple[str, str],
+    after: str,
 ) -> None:
-    write(
-        tmp_path,
-        {
-            **PROJECT,
-            "pkg/train_lib.py": TRAIN_LIB,
-            "pkg/main.py": HEADER + "from pkg.train_lib import double\ny = double(jnp.zeros((16, 8)))\n",
-        },
-    )
+    write(tmp_path, {**PROJECT, "pkg/utils.py": utils, "pkg/main.py": HEADER + call})
     cold = check(capsys, "--show-layouts", "--output-format", "concise")
-    assert "pkg/main.py:7:5: jit_in_sharding x: float32[16@data,8] → per device float32[8,8]" in cold.out
     analysed.clear()
-    write(
-        tmp_path, {"pkg/train_lib.py": TRAIN_LIB.replace("PartitionSpec('data')", "PartitionSpec('model')")}
-    )
+    assert check(capsys, "--show-layouts", "--output-format", "concise") == cold
+    assert analysed == []
+    write(tmp_path, {"pkg/utils.py": utils.replace(*edit)})
     warm = check(capsys, "--show-layouts", "--output-format", "concise")
-    assert sorted(analysed) == ["main.py", "train_lib.py"]
-    assert "pkg/main.py:7:5: jit_in_sharding x: float32[16@model,8] → per device float32[4,8]" in warm.out
+    assert sorted(analysed) == ["main.py", "utils.py"]
+    assert after in warm.out
     assert warm == check(capsys, "--show-layouts", "--output-format", "concise", "--no-cache")

@@ -38,34 +38,7 @@ MAIN = (
 )
 
 
-async def test_hover_on_the_call_of_a_helper_shows_its_layout(
-    client: RecordingClient, tmp_path: Path
-) -> None:
-    await initialize(client, tmp_path)
-    (tmp_path / "utils.py").write_text(UTILS)
-    uri = open_file(client, tmp_path / "main.py", MAIN, write=True)
-
-    text = await hover_text(client, uri, position_of(MAIN, "put(jnp"))
-
-    assert text is not None
-    assert text.split("\n")[0].replace("`", "").rstrip() == "float32[6@data,8]  →  per device float32[3,8]"
-    assert "via put() in utils.py:5" in text
-
-
-async def test_editing_the_helper_republishes_its_callers(client: RecordingClient, tmp_path: Path) -> None:
-    await initialize(client, tmp_path)
-    utils_uri = open_file(client, tmp_path / "utils.py", UTILS, write=True)
-    main_uri = open_file(client, tmp_path / "main.py", MAIN, write=True)
-    await published(client, main_uri, lambda p: not p.diagnostics)
-
-    replace_all(client, utils_uri, 2, UTILS.replace("PartitionSpec(*names)", 'PartitionSpec("model")'))
-    params = await published(client, main_uri, lambda p: bool(p.diagnostics))
-
-    assert codes(params.diagnostics) == ["SH001"]
-    assert params.diagnostics[0].range.start.line == 5  # on the call
-
-
-TRAIN = "import jax.numpy as jnp\nfrom train_lib import double\n\ny = double(jnp.zeros((6, 8)))\n"
+TRAIN = "import jax.numpy as jnp\nfrom utils import double\n\ny = double(jnp.zeros((6, 8)))\n"
 DOUBLING = (
     "import jax\n"
     "from functools import partial\n"
@@ -78,32 +51,50 @@ DOUBLING = (
     "def double(x):\n"
     "    return x * 2\n"
 )
+CASES = [
+    # the helper's module, the caller, where the hover is, the note, the edit that breaks the call
+    pytest.param(
+        UTILS,
+        MAIN,
+        "put(jnp",
+        "via put() in utils.py:5",
+        ("PartitionSpec(*names)", 'PartitionSpec("model")'),
+        id="helper",
+    ),
+    pytest.param(
+        DOUBLING,
+        TRAIN,
+        "jnp.zeros((6",
+        "via double() in utils.py:8",
+        ('PartitionSpec("data")', 'PartitionSpec("model")'),
+        id="jit",
+    ),
+]
 
 
-async def test_hover_on_the_call_of_a_function_jitted_in_another_module_shows_its_input_layout(
-    client: RecordingClient, tmp_path: Path
+@pytest.mark.parametrize(("utils", "main", "hovered", "note", "edit"), CASES)
+async def test_hover_on_the_call_shows_its_layout_and_editing_the_helper_republishes_it(
+    client: RecordingClient,
+    tmp_path: Path,
+    utils: str,
+    main: str,
+    hovered: str,
+    note: str,
+    edit: tuple[str, str],
 ) -> None:
     await initialize(client, tmp_path)
-    (tmp_path / "train_lib.py").write_text(DOUBLING)
-    uri = open_file(client, tmp_path / "train.py", TRAIN, write=True)
+    utils_uri = open_file(client, tmp_path / "utils.py", utils, write=True)
+    main_uri = open_file(client, tmp_path / "main.py", main, write=True)
+    await published(client, main_uri, lambda p: not p.diagnostics)
 
-    text = await hover_text(client, uri, position_of(TRAIN, "jnp.zeros((6"))
+    text = await hover_text(client, main_uri, position_of(main, hovered))
 
     assert text is not None
     assert text.split("\n")[0].replace("`", "").rstrip() == "float32[6@data,8]  →  per device float32[3,8]"
-    assert "via double() in train_lib.py:8" in text
+    assert note in text
 
-
-async def test_editing_the_jitted_functions_module_republishes_its_callers(
-    client: RecordingClient, tmp_path: Path
-) -> None:
-    await initialize(client, tmp_path)
-    lib_uri = open_file(client, tmp_path / "train_lib.py", DOUBLING, write=True)
-    train_uri = open_file(client, tmp_path / "train.py", TRAIN, write=True)
-    await published(client, train_uri, lambda p: not p.diagnostics)
-
-    replace_all(client, lib_uri, 2, DOUBLING.replace('PartitionSpec("data")', 'PartitionSpec("model")'))
-    params = await published(client, train_uri, lambda p: bool(p.diagnostics))
+    replace_all(client, utils_uri, 2, utils.replace(*edit))
+    params = await published(client, main_uri, lambda p: bool(p.diagnostics))
 
     assert codes(params.diagnostics) == ["SH001"]
-    assert params.diagnostics[0].range.start.line == 3  # on the call
+    assert params.diagnostics[0].range.start.line == main.count("\n") - 1  # on the call
