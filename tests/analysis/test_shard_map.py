@@ -278,6 +278,21 @@ def test_unknown_mesh_and_unknown_arguments_do_not_crash() -> None:
     assert not [d for d in analysis.diagnostics if d.code.startswith("SH0")]
 
 
+def test_a_body_on_a_mesh_jax_rejects_is_not_typed() -> None:
+    """`("fsdp" "context")` is one axis name for two sizes and two types (found by the server
+    fuzzer): JAX rejects the mesh where it is built, and the body, which never runs, is not typed
+    on it (its Manual axes were paired with the types one by one, and that raised)."""
+    analysis = analyze(
+        'bad = jax.make_mesh((2, 4), ("fsdp" "context"), axis_types=(jax.sharding.AxisType.Auto,) * 2)\n'
+        '@jax.shard_map(mesh=bad, in_specs=P("fsdp"), out_specs=P("fsdp"))\n'
+        "def on_bad(x):\n"
+        "    return x\n"
+        "y = on_bad(jnp.ones((8, 4)))\n"
+    )
+    made = HEADER.count("\n")
+    assert {"SH102", "SH108"} <= {d.code for d in analysis.diagnostics if d.span.line == made}
+
+
 def test_a_python_number_passed_is_a_0d_array_on_every_device() -> None:
     """flax rng_guide.ipynb: `shmap_forward(variables, x, True, apply_rngs)` with `P()` for the
     bool: JAX makes a 0-d array of it, a copy per device, and the body gets that array."""

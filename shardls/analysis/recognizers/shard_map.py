@@ -481,11 +481,15 @@ def _int_dims(array: ArrayV | None) -> tuple[int, ...] | None:
 
 
 def _meshes(evaluator: Evaluator, app: Application, context: Context) -> tuple[MeshV, MeshV] | None:
-    """The call's mesh (sizes resolved) and the body's (the manual axes Manual), when known."""
+    """The call's mesh (sizes resolved) and the body's (the manual axes Manual), when known and
+    well formed (one size and one type per name: JAX rejects any other where the mesh is built,
+    SH102/SH108, so no body runs on it)."""
     mesh_value = _mesh_value(app, context)
     if mesh_value is None or isinstance(axis_names(app.get("axis_names")), Unknown):
         return None
     mesh = resolve_mesh(mesh_value.mesh, mesh_value.device_count or _device_count(evaluator))[0]
+    if not mesh.well_formed:
+        return None
     return replace(mesh_value, mesh=mesh), inside_mesh(mesh_value, mesh, _manual_axes(app))
 
 

@@ -256,13 +256,14 @@ def _output(result: Value, spec: Value, outside: MeshV, vma: bool, name: str) ->
 
 def _call_meshes(evaluator: Evaluator, arguments: dict[str, Value]) -> tuple[MeshV, MeshV] | None:
     """The call's mesh (mesh=, which must be the context mesh when there is one, else the
-    context mesh) and the body's, when both are known and resolved."""
+    context mesh) and the body's, when both are known, resolved and well formed (JAX rejects a
+    mesh with other than one size and one type per name where it is built)."""
     context = evaluator.context_mesh
     declared = arguments.get("mesh")
     if declared is not None and not isinstance(declared, MeshV):
         return None
     mesh = declared if isinstance(declared, MeshV) else context
-    if mesh is None or not mesh.mesh.is_resolved:
+    if mesh is None or not mesh.mesh.is_resolved or not mesh.mesh.well_formed:
         return None
     if isinstance(declared, MeshV) and context is not None and context.mesh != declared.mesh:
         return None  # JAX refuses a mesh= other than the context mesh (SH211)
