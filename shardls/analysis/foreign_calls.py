@@ -8,6 +8,11 @@ such a helper is walked as the call runs it (its parameters bound to the call's 
 the caller's mesh and `jit` context), its placements are recognised as usual, and the sites and
 problems they give are placed on the call (`SiteBuilder.via`), saying which helper made them
 (`via put() in utils.py:12`). The helper's own sites, in its own file's analysis, are unchanged.
+The same is done for a method of a class imported from another module, called on an instance
+(`sharder.put(x, spec)`, `self` bound to it), and for a lambda bound to a name, also in the
+analysed file (`shard = lambda x, *a: jax.device_put(...)`: the walker visits no lambda's body
+per call). A function jitted with shardings in another module gets the in/out layouts of its
+call instead (`foreign_jit.py`).
 
 Only what the helper makes of its parameters is placed at the call (`device_put`,
 `with_sharding_constraint`, `reshard`, `NamedSharding`, ... of a name computed from them,
