@@ -265,8 +265,8 @@ def _module(
     """The module an import means, parsed only when its text may hold a helper among `sought`:
     a top-level `def` of one of them and a placement or a call of a name it imports from the
     workspace (`_local_imports`: a helper's helper in a third module), a re-export of one of them
-    by a `from ... import`, or, in a package's `__init__` (which re-exports its modules'
-    helpers), one of them at all. Most imported modules hold none, and parsing each just to see
+    by a `from ... import`, a class of them with a placement and a method the importer calls, or,
+    in a package's `__init__` (which re-exports its modules' helpers), one of them at all. Most imported modules hold none, and parsing each just to see
     cost more than the rest of many small files' analysis."""
     if not sought:
         return None
@@ -278,13 +278,18 @@ def _module(
         wanted = not sought.isdisjoint(_words(text))
     else:
         defined = _top_defs(text)
+        classes = _placing_classes(text)
         wanted = (
-            not sought.isdisjoint(defined)
-            and (
-                any(word in text for word in PLACING_WORDS)
-                or any(f"{name}(" in text for name in _local_imports(text))
+            (
+                not sought.isdisjoint(defined)
+                and (
+                    any(word in text for word in PLACING_WORDS)
+                    or any(f"{name}(" in text for name in _local_imports(text))
+                )
             )
-        ) or (not sought <= defined and not sought.isdisjoint(_local_imports(text)))
+            or (not sought <= defined and not sought.isdisjoint(_local_imports(text)))
+            or any(not classes.get(name, frozenset()).isdisjoint(importer.call_index) for name in sought)
+        )
     if not wanted:
         return None
     found = workspace.module(path, text)
@@ -292,9 +297,11 @@ def _module(
 
 
 _TOP_DEF = re.compile(
-    r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|class[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*(?:lambda\b|[\w.]*jit\())",
-    re.MULTILINE,
+    r"^(?:(?:async[ \t]+)?def[ \t]+(\w+)|(\w+)[ \t]*=[ \t]*(?:lambda\b|[\w.]*jit\())", re.MULTILINE
 )
+_CLASS = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
+_NEXT_TOP_LEVEL = re.compile(r"^[^\s#]", re.MULTILINE)
+_METHOD = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.MULTILINE)
 _LAMBDA_BOUND = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*lambda\b", re.MULTILINE)
 _FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _WORD = re.compile(r"\w+")
@@ -303,8 +310,22 @@ _WORD = re.compile(r"\w+")
 @functools.lru_cache(maxsize=512)
 def _top_defs(text: str) -> frozenset[str]:
     """The names of a module's top-level functions (`def`s, lambdas and jitted functions bound
-    to a name) and classes, read from its text (cached by text)."""
+    to a name), read from its text (cached by text)."""
     return frozenset(name for pair in _TOP_DEF.findall(text) for name in pair if name)
+
+
+@functools.lru_cache(maxsize=128)
+def _placing_classes(text: str) -> dict[str, frozenset[str]]:
+    """The module's top-level classes whose text mentions a placement, with their methods'
+    names (`__init__` aside), read from its text (cached by text): most imported classes (a
+    model, a config) place nothing, or nothing through a method their importer calls by name."""
+    found: dict[str, frozenset[str]] = {}
+    for match in _CLASS.finditer(text):
+        end = _NEXT_TOP_LEVEL.search(text, match.end())
+        chunk = text[match.start() : end.start() if end else len(text)]
+        if any(word in chunk for word in PLACEMENTS):
+            found[match.group(1)] = frozenset(_METHOD.findall(chunk)) - {"__init__"}
+    return found
 
 
 @functools.lru_cache(maxsize=128)
