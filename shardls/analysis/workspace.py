@@ -6,16 +6,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import weakref
-from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.module_info import ModuleInfo
+from shardls.analysis.module_versions import MODULE_CACHE, ModuleVersions
 from shardls.analysis.source import SegmentParser
-from shardls.analysis.text_diff import Steps, steps_between
 from shardls.files import decode_source_loosely, read_workspace_file
 
 MAX_FILE_CHARS = 1_000_000
@@ -25,8 +23,6 @@ cost time and memory linear in a file's size, and these keep the worst case of a
 the bound documented in docs/security.md (no real model file comes close)."""
 MAX_WORKSPACE_FILES = 2_000
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
-_MODULE_CACHE = 512
-_VERSIONS = 2
 MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 """Text that may build or set a mesh: the files the search for the workspace's only mesh reads."""
 Version = ModuleInfo | DataFile | None
@@ -119,16 +115,7 @@ class Workspace:
         """In a snapshot: the folder of each importer, its links resolved (`_folder`)."""
         self.parser = parser or SegmentParser()
         self._overlay: dict[str, str] = {}
-        self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
-        self._latest: dict[str, ModuleInfo] = {}
-        self._versions: dict[str, list[tuple[str, str]]] = {}
-        """The keys of each file's modules in `_modules`, oldest first: an edited file keeps
-        `_VERSIONS` of them (each holds its text, lines, segments and scope)."""
-        """The module last made for each file: the next text of the file is parsed from its
-        segments (`SegmentParser.parse`), so that an edit parses only the lines around it."""
-        self._steps: dict[str, list[ModuleInfo]] = {}
-        """The modules of each file's latest change made between the one before and the latest
-        (`steps_between`), kept alive for the latest's chain of `previous` modules."""
+        self._versions = ModuleVersions(self.parser)
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
         self._data: dict[str, DataFile] = {}
         self.reads: WorkspaceReads | None = None
@@ -171,7 +158,7 @@ class Workspace:
         if too_large(text) is not None:
             return None
         self._disk[key] = (stamp, text)
-        while len(self._disk) > _MODULE_CACHE:
+        while len(self._disk) > MODULE_CACHE:
             self._disk.pop(next(iter(self._disk)))
         return text
 
@@ -224,7 +211,7 @@ class Workspace:
         if kept is not None and kept[0] is text:
             return kept[1]
         found = pattern.search(text) is not None
-        if len(self._mentions) >= 4 * _MODULE_CACHE:
+        if len(self._mentions) >= 4 * MODULE_CACHE:
             self._mentions.clear()  # texts of files long gone from the disk's cache
         self._mentions[key] = (text, found)
         return found
@@ -254,71 +241,13 @@ class Workspace:
         return None if text is None else self.module(path, text)
 
     def module(self, path: str, text: str, name: str | None = None) -> ModuleInfo:
-        """The parsed module for this exact text (cached by path and content).
-
-        A text other than the file's latest is parsed from the latest module, so that the
-        analysis moves the latest's results by the edit between the two (`line_shift`) as it
-        does for an edit typed, also when the cache holds a module of the text (an undo, a
-        revert: that module was not made from the latest, no line map led to it, and undoing an
-        Enter cost as much as analysing everything below it). A change of several regions of
-        lines is parsed one region at a time (`steps_between`), each step a module of its own
-        with its line delta. The cached module is taken for a change of one region that keeps
-        the number of lines: the segments the two share are the same objects, whose results
-        carry over without parsing again."""
-        key = (_normalize(path), text)
-        cached = self._modules.get(key)
-        previous = self._latest.get(key[0])
-        found = _steps(previous, text) if previous is not cached else None
-        steps = [] if found is None else found.texts
-        if cached is not None and (
-            previous is None or (not steps and len(previous.source.lines) == len(cached.source.lines))
-        ):
-            self._modules.move_to_end(key)
-            self._latest[key[0]] = cached
-            self._steps.pop(key[0], None)
-            versions = self._versions[key[0]]
-            versions.remove(key)
-            versions.append(key)
-            return cached
-        name = name or self.module_name(path)
-        made = self._steps[key[0]] = []
-        for step in steps:
-            assert previous is not None
-            previous = ModuleInfo(path, name, self.parser.parse(step, previous.source), weakref.ref(previous))
-            made.append(previous)
-            if previous.source.edit is None:
-                break  # parsed whole (a string left open): no line map leads through it
-        # The diff `_steps` made of the latest and this text is the parse's own when there was
-        # no step between them: it is not made again.
-        edit = None if found is None else found.last_edit
-        source = self.parser.parse(text, previous.source if previous is not None else None, edit)
-        module = ModuleInfo(path, name, source, None if previous is None else weakref.ref(previous))
-        self._modules.pop(key, None)
-        self._modules[key] = module
-        self._latest[key[0]] = module
-        versions = self._versions.setdefault(key[0], [])
-        if cached is not None:
-            versions.remove(key)
-        versions.append(key)
-        while len(versions) > _VERSIONS:
-            self._modules.pop(versions.pop(0), None)
-        while len(self._modules) > _MODULE_CACHE:
-            evicted, dropped = self._modules.popitem(last=False)
-            self._versions[evicted[0]].remove(evicted)
-            if self._latest.get(evicted[0]) is dropped:
-                del self._latest[evicted[0]]
-        return module
+        """The parsed module for this exact text (cached by path and content, `ModuleVersions`)."""
+        return self._versions.module(_normalize(path), path, text, lambda: name or self.module_name(path))
 
     def forget(self, path: str) -> None:
         """Drop the modules made for the file and their trees (an editor closed it): a later
         import or analysis of it parses its text again."""
-        key = _normalize(path)
-        for version in self._versions.pop(key, []):
-            module = self._modules.pop(version, None)
-            if module is not None:
-                self.parser.forget(module.source)
-        self._latest.pop(key, None)
-        self._steps.pop(key, None)
+        self._versions.forget(_normalize(path))
 
     def data_file(self, path: str) -> DataFile:
         """A file read as data (a YAML config) in its current text: the same object while the
@@ -328,7 +257,7 @@ class Workspace:
         kept = self._data.get(key)
         if kept is None or kept.text != text:
             kept = self._data[key] = DataFile(key, text)
-            while len(self._data) > _MODULE_CACHE:
+            while len(self._data) > MODULE_CACHE:
                 self._data.pop(next(iter(self._data)))
         return kept
 
@@ -424,14 +353,6 @@ class Workspace:
     def _probe(self, candidate: Path) -> tuple[Path, str, bool]:
         key = _normalize(str(candidate))
         return candidate, key, key in self._overlay or candidate.is_file()
-
-
-def _steps(latest: ModuleInfo | None, text: str) -> Steps | None:
-    """The texts a change from the file's latest module to `text` is parsed through, one region
-    of lines at a time (`steps_between`; None for a text whose line ends the parse changes)."""
-    if latest is None or "\r" in text or text.startswith("\ufeff"):
-        return None
-    return steps_between(latest.source.text, latest.source.lines, text)
 
 
 def _resolved(path: str) -> Path:
