@@ -224,6 +224,22 @@ def _valid_layout(
     )
 
 
+def _after_constraint(
+    constraint: list[Problem], divisibility: list[tuple[Problem, bool]], dim_axes: list[tuple[str, ...]]
+) -> list[Problem]:
+    """The divisibility problems still to report once `with_sharding_constraint` is found naming
+    axes that are not Auto (`constraint`): JAX rejects those axes before it looks at the shape,
+    and leaving them out of the spec (the fix) takes away the problems of the dimensions they
+    split, such as a Manual axis of a `shard_map` body over a block it already divides."""
+    named = {p.data.get("axis") for p in constraint}
+    kept = []
+    for problem, _ in divisibility:
+        dim = problem.data.get("dim")
+        if not (isinstance(dim, int) and named.intersection(dim_axes[dim])):
+            kept.append(problem)
+    return kept
+
+
 def _full_layout(
     mesh: Mesh,
     spec: PartitionSpec,
@@ -294,9 +310,10 @@ def _full_layout(
         problems += rank_problems
         problems += [p for p, typed in divisibility if not typed]
     else:
+        constraint = constraint_axis_problems(mesh, spec, context)
         problems += rank_problems
-        problems += constraint_axis_problems(mesh, spec, context)
-        problems += [p for p, _ in divisibility]
+        problems += constraint
+        problems += _after_constraint(constraint, divisibility, dim_axes)
 
     # An uneven struct has no shard shape (JAX's shard_shape raises), though building it is no error.
     valid = not any(p.severity is Severity.ERROR for p in problems) and not (

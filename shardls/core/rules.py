@@ -95,7 +95,7 @@ _RULES = (
     Rule(
         "SH014",
         "constraint-on-explicit-axis",
-        "`with_sharding_constraint` naming an Explicit axis of a mesh that is not all Explicit.",
+        "`with_sharding_constraint` naming an Explicit axis of a mesh that is not all Explicit, or a Manual axis of a `shard_map` body.",
         Severity.ERROR,
     ),
     Rule("SH101", "duplicate-mesh-axis-name", "Two mesh axes share a name.", Severity.ERROR),

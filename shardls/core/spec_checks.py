@@ -244,17 +244,25 @@ def constraint_axis_problems(mesh: Mesh, spec: PartitionSpec, context: UsageCont
         return []
     problems = []
     for axis in dict.fromkeys(spec.used_axes()):
-        if isinstance(axis, str) and mesh.types_by_name.get(axis, AxisType.AUTO) is not AxisType.AUTO:
+        kind = mesh.types_by_name.get(axis, AxisType.AUTO) if isinstance(axis, str) else AxisType.AUTO
+        if kind is not AxisType.AUTO:
             problems.append(
                 Problem(
                     "SH014",
                     Severity.ERROR,
-                    f"with_sharding_constraint can only name Auto axes, but {axis!r} is "
-                    f"{mesh.types_by_name[axis].value}; use jax.sharding.reshard for Explicit axes",
-                    {"axis": axis},
+                    f"with_sharding_constraint can only name Auto axes, but {axis!r} is {kind.value}"
+                    f"{_CONSTRAINT_HINTS[kind]}",
+                    {"axis": axis, "axis_type": kind.value},
                 )
             )
     return problems
+
+
+_CONSTRAINT_HINTS = {
+    AxisType.EXPLICIT: "; use jax.sharding.reshard for Explicit axes",
+    AxisType.MANUAL: " (a shard_map body's block is already split along it); leave it out of the spec",
+}
+"""What to do instead, by the type of the axis named: the fix differs, though JAX's error does not."""
 
 
 def _all_explicit(mesh: Mesh) -> bool:

@@ -395,14 +395,27 @@ def test_wsc_names_only_auto_axes() -> None:
         assert codes(layout) == ["SH014"]
         assert layout.shard_shape is None
         assert "'data' is Explicit" in layout.problems[0].message
-    # rank is checked first, then the axes, then divisibility
+    # rank is checked first, then the axes, then divisibility: eagerly, 'model' (Auto) does not
+    # divide 6, which stays a problem once 'data' leaves the spec
     assert codes(
-        compute_layout(AUTO_EXPLICIT, spec("data", None, None), (3, 2), context=UsageContext.WSC_EAGER)
-    ) == [
-        "SH002",
-        "SH014",
-        "SH001",
+        compute_layout(AUTO_EXPLICIT, spec("data", "model", None), (2, 6), context=UsageContext.WSC_EAGER)
+    ) == ["SH002", "SH014", "SH001"]
+    # a dimension only the rejected axis splits has no problem of its own: leaving the axis out
+    # of the spec (the fix) leaves the dimension whole
+    assert codes(compute_layout(AUTO_EXPLICIT, spec("data"), (3, 2), context=UsageContext.WSC_EAGER)) == [
+        "SH014"
     ]
+
+
+def test_wsc_naming_a_manual_axis_says_so_and_nothing_of_the_block_it_splits() -> None:
+    """Inside a shard_map over 'data' (JAX 0.10.2: "can only refer to Auto axes of the mesh",
+    axis_types=(Manual, Explicit)): the block's 1 row is not the reason, nor is reshard the fix."""
+    body_mesh = Mesh(("data", "model"), (4, 2), (AxisType.MANUAL, AxisType.AUTO))
+    layout = compute_layout(body_mesh, spec("data", "model"), (1, 2), context=UsageContext.WSC)
+    (problem,) = layout.problems
+    assert problem.code == "SH014" and problem.data == {"axis": "data", "axis_type": "Manual"}
+    assert "'data' is Manual" in problem.message and "reshard" not in problem.message
+    assert codes(compute_layout(body_mesh, spec(None, "model"), (1, 2), context=UsageContext.WSC)) == []
 
 
 def test_wsc_on_all_explicit_mesh_only_asserts() -> None:
