@@ -117,7 +117,7 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
     evaluator.tracing = tracing(visit.context)
     evaluator.context = visit.context
     branches = visit.context.branches  # the call is written in branches on the device count
-    with devices_stated(evaluator, branches):
+    with devices_stated(evaluator, branches, visit.context.count):
         args, kwargs = evaluator.call_arguments(visit.call, visit.frame)
     names = list(kwargs)
     # A condition the analysis cannot decide gives one layout per outcome; the branches each
@@ -130,7 +130,7 @@ def run_recognizer(builder: SiteBuilder, visit: Visit, qualname: str) -> None:
         )
         builder.guard = guard
         try:
-            with devices_stated(evaluator, guard | branches):
+            with devices_stated(evaluator, guard | branches, visit.context.count):
                 recognizer(builder, visit, call)
         finally:
             builder.guard = frozenset()

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from shardls.analysis.definitions import FunctionInfo
+from shardls.analysis.evaluation.device_branches import devices_stated
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.reuse import frame_key, reuse_of
@@ -169,7 +170,7 @@ class Walker:
         scope: Scope,
         search: _Search,
     ) -> Iterator[Visit]:
-        for stmt in body:
+        for index, stmt in enumerate(body):
             if not self.evaluator.spend(STATEMENT_COST):
                 return  # the statement's or file's budget is used up: the rest is not walked
             here = Frame(
@@ -183,21 +184,22 @@ class Walker:
             )
             if search.callee is not None and self._unseen(stmt, frame.segment, search.callee):
                 after = self._after_unwalked(stmt, here, self._with_mesh_set(stmt, here, context))
-                if after is None:
-                    return
-                context = after
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
                     yield from self._calls(decorator, stmt, here, context)
                 yield from self._function(stmt, frame, context, scope, search)
+                continue
             elif isinstance(stmt, ast.ClassDef):
                 yield from self._class_body(stmt, frame, context, scope, stmt.body, search)
+                continue
             elif isinstance(stmt, (ast.With, ast.AsyncWith)):
                 inner = context
                 for item in stmt.items:
                     yield from self._calls(item.context_expr, stmt, here, context)
-                    inner = entered(self.evaluator, item.context_expr, here, inner)
+                    with devices_stated(self.evaluator, context.branches, context.count):
+                        inner = entered(self.evaluator, item.context_expr, here, inner)
                 yield from self._statements(stmt.body, frame, inner, scope, search)
+                continue
             else:
                 if self.on_statement is not None and search.callee is None:
                     self.on_statement(stmt, here, context)
@@ -212,13 +214,16 @@ class Walker:
                     for block, inner in blocks:
                         yield from self._statements(block, frame, inner, scope, search)
                     after = following(self.evaluator, stmt, blocks, here, context)
-                if after is None:
-                    return  # what follows does not run here
-                context = after
+            if len(after) != 1:  # what follows does not run here, or runs once per device count
+                for each in after:
+                    yield from self._statements(body[index + 1 :], frame, each, scope, search)
+                return
+            context = after[0]
 
     def _with_mesh_set(self, stmt: ast.stmt, frame: Frame, context: Context) -> Context:
         """The context of the statements after `stmt`, with the mesh it sets, if any."""
-        mesh = self.meshes.set_by(stmt, frame)
+        with devices_stated(self.evaluator, context.branches, context.count):
+            mesh = self.meshes.set_by(stmt, frame)
         if mesh is None:
             return context
         mesh = replace(mesh, in_turn=set_in_turn(self.meshes.global_meshes))
@@ -234,7 +239,7 @@ class Walker:
             return False
         return not self._mentions.may_call(stmt, segment, callee)
 
-    def _after_unwalked(self, stmt: ast.stmt, frame: Frame, context: Context) -> Context | None:
+    def _after_unwalked(self, stmt: ast.stmt, frame: Frame, context: Context) -> list[Context]:
         """The context of the statements after an unwalked one, as the walk would decide it (None:
         they do not run). The test of an `if` is evaluated only when a branch's last statement
         may end the block (`may_end`, from the syntax): only then can it stop or narrow what
@@ -242,7 +247,7 @@ class Walker:
         if not isinstance(stmt, ast.If):
             return following(self.evaluator, stmt, [], frame, context)
         if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):
-            return context
+            return [context]
         blocks = taken_blocks(self.evaluator, stmt, frame, context)
         return following(self.evaluator, stmt, blocks, frame, context)
 

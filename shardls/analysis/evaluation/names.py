@@ -87,11 +87,11 @@ class BindingMemos:
     again joins the same values, and joining options of options, each compared with the
     others, was most of the time of keras' `deserialize_keras_object` (a `config` rebound in
     a dozen branches)."""
-    stated_counts: dict[Guard, tuple[int | None, int]] = field(default_factory=dict)
+    stated_counts: dict[Guard, tuple[frozenset[int] | None, int]] = field(default_factory=dict)
     """What an `if` branch on the default device count says of it, with the test's line: the
-    count it states, or None when it only contradicts the default (`device_branches`). One dict
-    shared by the memos of every device count (`under`): what a branch says does not depend on
-    where it is asked."""
+    counts it leaves (at most a few), or None when it only contradicts the default
+    (`device_branches`). One dict shared by the memos of every device count (`under`): what a
+    branch says does not depend on where it is asked."""
     narrowed: dict[Hashable, BindingMemos] = field(default_factory=dict)
     """The memos kept while the device count is the one a branch states (`under`), shared
     likewise."""

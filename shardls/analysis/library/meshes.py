@@ -92,6 +92,7 @@ def _mesh(call: CallArgs) -> Value | None:
     problems: list[Problem] = []
     visible = None
     read_assumptions: tuple[str, ...] = ()
+    in_branch = None
     if constructor is MeshConstructor.MESH:
         devices = call.get(0, "devices")
         if not isinstance(devices, DevicesV) or names is None:
@@ -114,6 +115,7 @@ def _mesh(call: CallArgs) -> Value | None:
             visible = len(devices.items)
         elif call.library.environment.stated_in_branch:  # the devices the branch's test states
             visible = as_int(call.library.environment.device_count)
+            in_branch = assumption_of(call.library.environment.device_count)  # one of several counts
     axis_types = axis_types_of(call.get(2, "axis_types"))
     mesh = Mesh(names, sizes, axis_types or (), constructor)
     span = call.frame.span(call.node)
@@ -125,7 +127,7 @@ def _mesh(call: CallArgs) -> Value | None:
         _device_notes(call, sizes, devices),
         problems=tuple(problems),
         device_count=visible,
-        count_assumption=assumption_of(devices.count) if isinstance(devices, DevicesV) else None,
+        count_assumption=assumption_of(devices.count) if isinstance(devices, DevicesV) else in_branch,
         runs_elsewhere=call.library.environment.runs_elsewhere,
     )
 

@@ -153,7 +153,7 @@ class TypingPass:
         evaluator.tracing = tracing(context)
         evaluator.context = context
         try:
-            with devices_stated(evaluator, context.branches):
+            with devices_stated(evaluator, context.branches, context.count):
                 result = evaluator.evaluate(value, frame)
         finally:
             evaluator.state = previous

@@ -58,6 +58,9 @@ class Context:
     """The `if` branches on the assumed device count the code runs in, each what a branch says
     of the count (`device_branches`): `if jax.device_count() == 4:` runs its body where there are
     4 devices, and the code after `if jax.device_count() < 16: return` where there are 16 or more."""
+    count: int | None = None
+    """The one count the walk runs with where `branches` leave a few (after `if
+    jax.device_count() > 2 or ...: skipTest(...)`, 1 or 2): the code there runs once per count."""
 
     @property
     def mesh(self) -> MeshContext | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from shardls.analysis.evaluation.device_branches import devices_stated, note_branch
+from shardls.analysis.evaluation.device_branches import counts_left, devices_stated, note_branch
 from shardls.analysis.evaluation.known_values import decided
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.node_memo import per_node
@@ -23,52 +23,61 @@ Block = tuple[list[ast.stmt], Context]
 def taken_blocks(evaluator: Evaluator, stmt: ast.stmt, frame: Frame, context: Context | None) -> list[Block]:
     """The nested blocks that can run: an `if` whose test is decided here runs one branch
     (`place(x, fsdp=True)` only reaches the `if fsdp:` body). One decided only by the assumed
-    device count runs both, each in its own context (`in_branch`). The test is evaluated where
+    device count runs both, each in its own contexts (`in_branch`). The test is evaluated where
     the `if` runs: inside `if jax.device_count() == 4:`, a test on the count is decided.
     Without a context, the blocks that run on the assumed count (the mesh a module sets there)."""
     outside = Context() if context is None else context
     if isinstance(stmt, ast.If):
-        with devices_stated(evaluator, outside.branches):
+        with devices_stated(evaluator, outside.branches, outside.count):
             test = evaluator.evaluate(stmt.test, frame)
             truth = truthiness(test)
             if truth is not None and (context is None or decided(test) is not None):
                 return [(stmt.body if truth else stmt.orelse, outside)]
-            if truth is not None:
+            if context is not None:  # on the assumed count, or not known: each branch says what it can
                 return [
-                    (stmt.body, in_branch(evaluator, stmt, True, test, frame, outside)),
-                    (stmt.orelse, in_branch(evaluator, stmt, False, test, frame, outside)),
+                    (block, inner)
+                    for block, branch in ((stmt.body, True), (stmt.orelse, False))
+                    for inner in in_branch(evaluator, stmt, branch, test, frame, outside)
                 ]
     return [(block, outside) for block in blocks_of(stmt)]
 
 
 def in_branch(
     evaluator: Evaluator, stmt: ast.If, branch: bool, test: Value, frame: Frame, context: Context
-) -> Context:
-    """The context of one branch of an `if` on the assumed device count: with the branch among
+) -> list[Context]:
+    """The contexts of one branch of an `if` on the assumed device count: with the branch among
     `Context.branches` when it says something of the count (states it, or contradicts the
-    assumed one), else the context as it is."""
+    assumed one), else the context as it is; one per count when the branches leave a few
+    (`jax.device_count() > 2 or ...` in the `else`: 1 and 2), as a branch stating each would."""
     note_branch(evaluator, stmt, branch, test, frame)
     guard = (id(stmt), branch)
     if guard not in evaluator.memos.stated_counts:
-        return context
-    return replace(context, branches=context.branches | {guard})
+        return [context]
+    inner = replace(context, branches=context.branches | {guard})
+    counts = counts_left(evaluator, inner.branches)
+    if inner.count in counts or not counts:
+        return [inner]
+    return [replace(inner, count=count) for count in counts]
 
 
 def following(
     evaluator: Evaluator, stmt: ast.stmt, blocks: list[Block], frame: Frame, context: Context
-) -> Context | None:
-    """The context of the statements after `stmt` in its block; None when they do not run there
+) -> list[Context]:
+    """The contexts of the statements after `stmt` in its block; none when they do not run there
     (`stmt` ends the block, or every branch of an `if` does). After an `if` one of whose two
     branches exits, they run where the other one does: after `if jax.device_count() != 4:
-    pytest.skip(...)`, where there are 4 devices."""
+    pytest.skip(...)`, where there are 4 devices; after `if jax.device_count() > 2 or ...:
+    self.skipTest(...)`, once where there is 1 device and once where there are 2."""
     if ends(evaluator, stmt, frame):
-        return None
+        return []
     if not isinstance(stmt, ast.If):
-        return context
-    staying = [inner for block, inner in blocks if not leaves(evaluator, block, frame)]
+        return [context]
+    staying = [(block, inner) for block, inner in blocks if not leaves(evaluator, block, frame)]
     if not staying:
-        return None
-    return staying[0] if len(blocks) == 2 and len(staying) == 1 else context
+        return []
+    ran = {id(block) for block, _ in blocks}
+    stays = {id(block) for block, _ in staying}
+    return [inner for _, inner in staying] if len(ran) == 2 and len(stays) == 1 else [context]
 
 
 def leaves(evaluator: Evaluator, block: list[ast.stmt], frame: Frame) -> bool:
