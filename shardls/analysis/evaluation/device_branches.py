@@ -33,6 +33,8 @@ def note_branch(evaluator: Evaluator, statement: ast.If, branch: bool, test: Val
     truth = truthiness(test)
     if decided(test) is not None:
         return  # a test decided from the code or the user's settings
+    if truth is None and not _compares_with_numbers(statement.test):
+        return  # nothing to say of the count, read from the syntax before anything is evaluated
     counts = _counts(evaluator, statement.test, branch, frame)
     if counts is not None and len(counts) > MAX_COUNTS:
         counts = None
@@ -46,6 +48,28 @@ MAX_COUNTS = 4
 
 _MOST = 64
 """The largest count a range of counts is spelled out to (`n < 16`), before `MAX_COUNTS` cuts it."""
+
+
+def _compares_with_numbers(node: ast.expr) -> bool:
+    """Whether a test holds a comparison with a number or a tuple of numbers written out (`n !=
+    4`, `n not in (4, 8)`): only such a test can leave a few counts where its value is not
+    known, and most tests of a walk are not known (`if fsdp:`), so this spares evaluating them."""
+    if isinstance(node, ast.UnaryOp):
+        return _compares_with_numbers(node.operand)
+    if isinstance(node, ast.BoolOp):
+        return any(_compares_with_numbers(value) for value in node.values)
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    sides = (node.left, node.comparators[0])
+    return any(
+        _is_number(side)
+        or (isinstance(side, (ast.Tuple, ast.List, ast.Set)) and all(map(_is_number, side.elts)))
+        for side in sides
+    )
+
+
+def _is_number(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _counts(evaluator: Evaluator, node: ast.expr, branch: bool, frame: Frame) -> frozenset[int] | None:

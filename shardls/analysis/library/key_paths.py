@@ -20,6 +20,7 @@ from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.pytrees import MAX_NESTING, map_tree
 from shardls.analysis.library.registry import attributes, calls
+from shardls.analysis.library.train_state import StructV
 from shardls.analysis.values import ArrayV, Const, DictV, Seq, Unknown, Value, as_str
 
 KEY_KINDS = ("DictKey", "SequenceKey", "GetAttrKey")
@@ -103,6 +104,9 @@ def _leaves(tree: Value, path: tuple[KeyV, ...], found: list[tuple[tuple[KeyV, .
             _leaves(item, (*path, KeyV("SequenceKey", Const(index))), found)
     elif isinstance(tree, (VariableV, PartitionedV)):
         _leaves(tree.value, (*path, KeyV("GetAttrKey", Const("value"))), found)
+    elif isinstance(tree, StructV):
+        for name, child in tree.children:
+            _leaves(child, (*path, KeyV("GetAttrKey", Const(name))), found)
     elif isinstance(tree, (ArrayV, Const)):
         found.append((path, tree))
     else:

@@ -22,6 +22,7 @@ from shardls.analysis.evaluator import truthiness
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.registry import calls
+from shardls.analysis.library.train_state import StructV
 from shardls.analysis.values import ArrayV, Choice, Const, DictV, InstanceV, Seq, Unknown, Value
 
 _TREE_MAPS = ("jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map")
@@ -56,6 +57,10 @@ def mapped(tree: Value | None, leaf: Leaf, depth: int = 0, variables: bool = Fal
         return Choice(tuple(mapped(option, leaf, depth + 1, variables) for option in tree.options))
     if isinstance(tree, VariableV) and not variables:
         return replace(tree, value=mapped(tree.value, leaf, depth + 1))
+    if isinstance(tree, StructV):
+        return tree.with_children(
+            tuple(mapped(child, leaf, depth + 1, variables) for _, child in tree.children)
+        )
     if isinstance(tree, Const) and tree.value is None:
         return tree
     return leaf(tree)
@@ -137,6 +142,24 @@ class _Mapper:
                 raise _Unmappable("trees of different structures")
             children = [other.value for other in rest if isinstance(other, VariableV)]
             return replace(tree, value=self.map(tree.value, children, depth + 1, None))
+        if isinstance(tree, StructV):  # a Flax struct (`TrainState`): a node of named children
+            if not all(tree.same_node(other) for other in rest):
+                raise _Unmappable("trees of different structures")
+            return tree.with_children(
+                tuple(
+                    self.map(
+                        child,
+                        [
+                            c
+                            for other in rest
+                            if isinstance(other, StructV) and (c := other.child(name)) is not None
+                        ],
+                        depth + 1,
+                        _key(path, "GetAttrKey", Const(name)),
+                    )
+                    for name, child in tree.children
+                )
+            )
         if isinstance(tree, (Unknown, InstanceV)):  # maybe a subtree: unknown here, known elsewhere
             return Unknown("jax.tree.map over a subtree whose structure is not known")
         return self._apply([tree, *rest], path)

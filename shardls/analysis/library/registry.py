@@ -119,6 +119,7 @@ def tables() -> tuple[
         pytrees,
         regex,
         sharding,
+        train_state,
         transforms,
         yaml_files,
     )

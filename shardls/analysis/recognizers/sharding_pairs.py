@@ -16,6 +16,7 @@ from typing import NamedTuple
 from shardls.analysis.library.linen_specs import PartitionedV
 from shardls.analysis.library.nnx_prefix import GraphStateV, StateShardingV, path_label
 from shardls.analysis.library.nnx_variables import VariableV
+from shardls.analysis.library.train_state import StructV
 from shardls.analysis.values import ArrayV, Const, DictV, Seq, Value
 
 
@@ -84,6 +85,11 @@ def pair_tree(spec: Value, spec_node: ast.expr | None, argument: Argument) -> It
             child_value = value.get(name) if isinstance(value, DictV) else None
             yield from pair_tree(item, None, Argument(child_value, None, f"{label}[{name!r}]"))
         return
+    if isinstance(spec, StructV):  # a tree of specs of the state's own type (`TrainState`)
+        for name, item in spec.children:
+            child_value = value.child(name) if isinstance(value, StructV) else None
+            yield from pair_tree(item, None, Argument(child_value, None, f"{label}.{name}"))
+        return
     arrays = list(_arrays(argument))
     if not arrays:
         yield Pair(spec, spec_node, None, node, label)
@@ -118,6 +124,9 @@ def _arrays(argument: Argument) -> Iterator[tuple[ArrayV, ast.expr | None, str]]
             yield from _arrays(Argument(item, None, f"{label}[{name!r}]"))
     elif isinstance(value, (VariableV, PartitionedV)):  # pytree nodes around their array
         yield from _arrays(Argument(value.value, node, label))
+    elif isinstance(value, StructV):
+        for name, item in value.children:
+            yield from _arrays(Argument(item, None, f"{label}.{name}"))
 
 
 def element(node: ast.expr | None, index: int, length: int) -> ast.expr | None:
