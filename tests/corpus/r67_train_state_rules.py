@@ -2,9 +2,10 @@
 
 `jax.eval_shape(init_fn, rng)` of a `TrainState.create(params=model.init(...), tx=optax.adamw(...))`
 is matched against `(regex, PartitionSpec)` rules by `match_partition_rules` (a
-`tree_map_with_path` whose paths are joined with '/': `params/params/wq/kernel`), which gives a
-`TrainState` of specs; `jax.jit(..., in_shardings=(train_state_partition, PS(), PS()),
-out_shardings=...)` pairs it with the state leaf by leaf. Under JAX the step is `P()`, each
+`tree_map_with_path` whose paths are joined with '/': `params/params/wq/kernel`; the first rule
+that matches wins), which gives a `TrainState` of specs; `jax.jit(...,
+in_shardings=(train_state_partition, PS(), PS()), out_shardings=...)` pairs it with the state
+leaf by leaf. Under JAX the step is `P()`, each
 kernel takes its rule, and the optimizer's moments (`opt_state[0].mu`, `.nu`) take the same rules
 as the params (their paths end the same way); shardls knows the step and the params and leaves
 the optimizer's state unknown (tests/analysis/test_train_state.py reads this program).
@@ -28,40 +29,16 @@ class Block(nn.Module):
         return nn.Dense(8, name="w2")(x)
 
 
-def tree_path_to_string(path, sep=None):
-    keys = []
-    for key in path:
-        if isinstance(key, jax.tree_util.SequenceKey):
-            keys.append(str(key.idx))
-        elif isinstance(key, jax.tree_util.DictKey):
-            keys.append(str(key.key))
-        elif isinstance(key, jax.tree_util.GetAttrKey):
-            keys.append(str(key.name))
-        elif isinstance(key, jax.tree_util.FlattenedIndexKey):
-            keys.append(str(key.key))
-        else:
-            keys.append(str(key))
-    if sep is None:
-        return tuple(keys)
-    return sep.join(keys)
+def match_partition_rules(rules, tree):
+    """EasyLM's, with its path helper spelled as `keystr` (`params/params/wq/kernel`)."""
 
+    def rule_for(path, leaf):
+        name = jax.tree_util.keystr(path, simple=True, separator="/")
+        scalar = len(leaf.shape) == 0 or np.prod(leaf.shape) == 1
+        matching = [spec for pattern, spec in rules if re.search(pattern, name) is not None]
+        return PS() if scalar else matching[0]
 
-def named_tree_map(f, tree, *rest, is_leaf=None, sep=None):
-    return jax.tree_util.tree_map_with_path(
-        lambda path, x, *r: f(tree_path_to_string(path, sep=sep), x, *r), tree, *rest, is_leaf=is_leaf
-    )
-
-
-def match_partition_rules(rules, params):
-    def get_partition_spec(name, leaf):
-        if len(leaf.shape) == 0 or np.prod(leaf.shape) == 1:
-            return PS()
-        for rule, ps in rules:
-            if re.search(rule, name) is not None:
-                return ps
-        raise ValueError(f"Partition rule not found for param: {name}")
-
-    return named_tree_map(get_partition_spec, params, sep="/")
+    return jax.tree_util.tree_map_with_path(rule_for, tree)
 
 
 RULES = (("wq/kernel", PS("fsdp", "mp")), ("w2/kernel", PS("mp", "fsdp")), (".*", PS(None)))
