@@ -240,10 +240,10 @@ class Walker:
         return not self._mentions.may_call(stmt, segment, callee)
 
     def _after_unwalked(self, stmt: ast.stmt, frame: Frame, context: Context) -> list[Context]:
-        """The context of the statements after an unwalked one, as the walk would decide it (None:
-        they do not run). The test of an `if` is evaluated only when a branch's last statement
-        may end the block (`may_end`, from the syntax): only then can it stop or narrow what
-        follows (`following`)."""
+        """The contexts of the statements after an unwalked one, as the walk would decide them
+        (none: they do not run; several: once per device count a guard leaves). The test of an
+        `if` is evaluated only when a branch's last statement may end the block (`may_end`, from
+        the syntax): only then can it stop or narrow what follows (`following`)."""
         if not isinstance(stmt, ast.If):
             return following(self.evaluator, stmt, [], frame, context)
         if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):

@@ -152,3 +152,23 @@ def test_the_corpus_program_runs_each_guarded_test_with_the_counts_its_guard_lea
     assert layouts(analysis, "params") == {((4, 2), (4, 3))}
     assert layouts(analysis, "tokens") == {((4,), (3, 4)), ((8,), (3, 4))}
     assert layouts(analysis, "batch") == {((8,), (3, 2))}
+
+
+def test_an_and_of_tests_that_exits_leaves_any_count() -> None:
+    """tpu-inference's `if enable_attn_dp and num_devices < 2: pytest.skip(...)`: where the flag
+    is off any count goes on, so the code after it keeps the assumed count."""
+    analysis = analyze(
+        HEADER
+        + """
+import pytest
+
+def test_dp(enable_attn_dp):
+    num_devices = jax.device_count()
+    if enable_attn_dp and num_devices < 2:
+        pytest.skip("enable_attn_dp requires at least 2 devices")
+    mesh = jax.make_mesh((num_devices,), ("x",))
+    any_count = jax.device_put(jnp.zeros((8, 2)), NamedSharding(mesh, P("x")))
+"""
+    )
+    assert layouts(analysis, "any_count") == {((8,), (1, 2))}
+    assert analysis.sites[-1].assumptions

@@ -108,7 +108,7 @@ def _compared(evaluator: Evaluator, node: ast.Compare, branch: bool, frame: Fram
             return None
         return frozenset(numbers)
     other = right if left is count else left if right is count else None
-    numbers = _stated_numbers(other) if other is not None else None
+    numbers = _stated_numbers(other) if isinstance(other, Const) else None  # one number, not `(4, 8)`
     if not numbers:
         return None
     if left is not count:  # `4 == n`, `1 < n`: the count on the right
@@ -122,7 +122,7 @@ def _compared(evaluator: Evaluator, node: ast.Compare, branch: bool, frame: Fram
         ast.Lt: range(1, min(k - 1, _MOST) + 1),
     }
     found = only.get(op)
-    return None if found is None or k > _MOST and op is not ast.Eq else frozenset(found)
+    return None if found is None or (k > _MOST and op is not ast.Eq) else frozenset(found)
 
 
 def _stated_numbers(value: Value | None) -> list[int] | None:
