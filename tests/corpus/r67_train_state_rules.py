@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from flax.training.train_state import TrainState
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as PS
 
 
@@ -67,6 +68,10 @@ with jax.set_mesh(mesh):
         out_shardings=(train_state_partition, PS(), PS()),
     )
     train_state, rng, batch = sharded_train_step(train_state, jax.random.PRNGKey(1), jnp.zeros((8, 32)))
+kernel_spec = train_state_partition.params["params"]["wq"]["kernel"]
+kernel = jax.device_put(
+    train_state.params["params"]["wq"]["kernel"], NamedSharding(mesh, kernel_spec)
+)  # expect: kernel
 assert train_state.params["params"]["wq"]["kernel"].sharding.spec == PS("fsdp", "mp")
 assert train_state.params["params"]["wq"]["kernel"].addressable_shards[0].data.shape == (16, 4)
 assert train_state.params["params"]["w2"]["kernel"].addressable_shards[0].data.shape == (4, 4)
