@@ -153,10 +153,7 @@ class Analyzer:
         builder.file_meshes = find_meshes(evaluator, module, builder, (passes, self.workspace))
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
         if self.sharded_types:
-            walker.on_statement = typing.statement
-            walker.idle = typing.idle
-            walker.inactive = typing.inactive
-            walker.also = typing.wants
+            walker.type_with(typing.statement, typing.idle, typing.inactive, typing.wants)
         if not builder.file_meshes and builder.fallback_mesh is None:
             builder.fallback_mesh = self._workspace_meshes.only_mesh(path, environment, builder.device_count)
         mesh_diagnostics = list(builder.diagnostics)

@@ -7,7 +7,8 @@ nnx.logical_axis_rules(...)`) and global `jax.set_mesh(m)` statements are tracke
 
 This module walks statements and functions and finds callers (the contexts their calls give a
 function's body are in `walking/caller_contexts.py`); the contexts, which statements
-run, the syntax of calls, which statements may hold a call and the meshes a module sets are in
+run, the syntax of calls, which statements may hold a call, which a walk can skip
+(`walking/pruning.py`) and the meshes a module sets are in
 `analysis/walking/`. The rest of shardls imports the walker's names (`Walker`, `Visit`,
 `Context`, ...) from here.
 """
@@ -45,14 +46,12 @@ from shardls.analysis.walking.contexts import (
     entered,
 )
 from shardls.analysis.walking.control_flow import (
-    blocks_of,
     following,
-    may_end,
-    nested_scopes,
     own_expressions,
     taken_blocks,
 )
 from shardls.analysis.walking.meshes import ModuleMeshes, set_in_turn
+from shardls.analysis.walking.pruning import WalkPruning
 from shardls.analysis.walking.text_tests import TextTest
 
 MAX_CALLER_DEPTH = 2
@@ -115,16 +114,40 @@ class Walker:
     (the typing pass evaluates the arrays it computes)."""
     idle: Callable[[Context], bool] | None = None
     """Whether `on_statement` does nothing in a function entered from a context, whatever its
-    callers' contexts (see `_unvisited`)."""
+    callers' contexts (see `WalkPruning.unvisited`)."""
     inactive: Callable[[Context], bool] | None = None
-    """Whether `on_statement` does nothing in a context (see `_quiet`)."""
+    """Whether `on_statement` does nothing in a context (see `WalkPruning.quiet`)."""
     _mentions: CallMentions = field(init=False, repr=False)
     """Which statements may hold a call worth visiting, by the `calls` test."""
+    _pruning: WalkPruning = field(init=False, repr=False)
     _triggered: dict[int, tuple[Segment, bool]] = field(default_factory=dict, init=False, repr=False)
     """Whether each segment matches `trigger`, by the segment (kept alive with the answer)."""
 
     def __post_init__(self) -> None:
         self._mentions = CallMentions(self.calls)
+        self._pruning = self._pruned()
+
+    def type_with(
+        self,
+        on_statement: Callable[[ast.stmt, Frame, Context], None],
+        idle: Callable[[Context], bool],
+        inactive: Callable[[Context], bool],
+        also: Callable[[Segment], bool],
+    ) -> None:
+        """Hand discovery walks the typing pass's hooks, which are made after the walker (its
+        meshes decide whether the file has Explicit axes); what the walks skip follows them."""
+        self.on_statement, self.idle, self.inactive, self.also = on_statement, idle, inactive, also
+        self._pruning = self._pruned()
+
+    def _pruned(self) -> WalkPruning:
+        return WalkPruning(
+            self.evaluator,
+            self._mentions,
+            self.on_statement is not None,
+            self.idle,
+            self.inactive,
+            lambda: bool(self.meshes.mesh_setters),
+        )
 
     @cached_property
     def meshes(self) -> ModuleMeshes:
@@ -182,8 +205,8 @@ class Walker:
                 frame.call_depth,
                 runs_at=frame.runs_at,
             )
-            if search.callee is not None and self._unseen(stmt, frame.segment, search.callee):
-                after = self._after_unwalked(stmt, here, self._with_mesh_set(stmt, here, context))
+            if search.callee is not None and self._pruning.unseen(stmt, frame.segment, search.callee):
+                after = self._pruning.after_unwalked(stmt, here, self._with_mesh_set(stmt, here, context))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for decorator in stmt.decorator_list:  # `@partial(jax.jit, ...)` runs where `def` is
                     yield from self._calls(decorator, stmt, here, context)
@@ -207,8 +230,8 @@ class Walker:
                     for expression in own_expressions(stmt):
                         yield from self._calls(expression, stmt, here, context)
                 context = self._with_mesh_set(stmt, here, context)
-                if search.callee is None and self._quiet(stmt, frame.segment, context):
-                    after = self._after_unwalked(stmt, here, context)
+                if search.callee is None and self._pruning.quiet(stmt, frame.segment, context):
+                    after = self._pruning.after_unwalked(stmt, here, context)
                 else:
                     blocks = taken_blocks(self.evaluator, stmt, here, context)
                     for block, inner in blocks:
@@ -228,50 +251,6 @@ class Walker:
             return context
         mesh = replace(mesh, in_turn=set_in_turn(self.meshes.global_meshes))
         return replace(context, meshes=context.meshes + (mesh,))
-
-    def _unseen(self, stmt: ast.stmt, segment: Segment, callee: str) -> bool:
-        """Whether a caller search can find nothing in the statement, nested blocks included: its
-        text does not name the callee. Such a statement is not walked (its nested blocks, the
-        contexts of functions defined in them, the tests of its `if`s), only asked whether it
-        ends the block or sets a mesh. Functions are left to `_function`, which tests their
-        text from the `def` line while their decorators run where the `def` is."""
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
-        return not self._mentions.may_call(stmt, segment, callee)
-
-    def _after_unwalked(self, stmt: ast.stmt, frame: Frame, context: Context) -> list[Context]:
-        """The contexts of the statements after an unwalked one, as the walk would decide them
-        (none: they do not run; several: once per device count a guard leaves). The test of an
-        `if` is evaluated only when a branch's last statement may end the block (`may_end`, from
-        the syntax): only then can it stop or narrow what follows (`following`)."""
-        if not isinstance(stmt, ast.If):
-            return following(self.evaluator, stmt, [], frame, context)
-        if not any(block and may_end(block[-1]) for block in (stmt.body, stmt.orelse)):
-            return [context]
-        blocks = taken_blocks(self.evaluator, stmt, frame, context)
-        return following(self.evaluator, stmt, blocks, frame, context)
-
-    def _quiet(self, stmt: ast.stmt, segment: Segment, context: Context) -> bool:
-        """Whether a discovery walk can find nothing in the nested blocks of `stmt` (an `if`, a
-        loop, a `try`), run in `context`: no statement of theirs may hold a call worth visiting,
-        and `on_statement`, if any, does nothing there. Their statements run in `context` (an
-        `if` on the device count only adds its branch), unless they set a mesh: a `jax.set_mesh`
-        is a call worth visiting, a function that runs it is among the module's `mesh_setters`,
-        and a `with` inside is never skipped. A `def` or `class` inside needs what `_unvisited`
-        needs of a function, since its body runs in its callers' contexts. Such blocks are not
-        walked, and the test of an `if` is evaluated only when it may end the block
-        (`_after_unwalked`): these tests were a fifth of maxtext's evaluation steps."""
-        blocks = blocks_of(stmt)
-        if not blocks or any(self._mentions.may_call(s, segment, None) for block in blocks for s in block):
-            return False
-        if self.on_statement is None:
-            return True
-        entering, defining = nested_scopes(stmt)
-        if entering or self.meshes.mesh_setters:
-            return False
-        if defining:
-            return self.idle is not None and self.idle(context)
-        return self.inactive is not None and self.inactive(context)
 
     def _class_body(
         self,
@@ -306,7 +285,7 @@ class Walker:
     ) -> Iterator[Visit]:
         if search.callee is not None and not self._mentions.may_call(node, frame.segment, search.callee):
             return
-        if search.callee is None and self._unvisited(node, frame.segment, context):
+        if search.callee is None and self._pruning.unvisited(node, frame.segment, context):
             return  # no call in it is worth visiting (`calls`): its callers need not be searched
         info = self.evaluator.function_info(node, self.module, frame.segment, scope, scope.owner)
         inside_jit = context.inside_jit or jitted_by_decorator(node)
@@ -335,18 +314,6 @@ class Walker:
             yield from self._statements(
                 node.body, inner, inner_context, info.scope, _Search(search.callee, depth)
             )
-
-    def _unvisited(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, segment: Segment, context: Context
-    ) -> bool:
-        """Whether a discovery walk can find nothing in a function defined in `context`: no call
-        in it is worth visiting, and `on_statement`, if any, is `idle` there and the module
-        calls no function that runs `jax.set_mesh` (whose mesh its callers' contexts could hold)."""
-        if self._mentions.may_call(node, segment, None):
-            return False
-        if self.on_statement is None:
-            return True
-        return self.idle is not None and not self.meshes.mesh_setters and self.idle(context)
 
     def _body_contexts(
         self, info: FunctionInfo, frame: Frame, context: Context, depth: int

@@ -1,11 +1,11 @@
 """What walks leave out because they could find nothing there.
 
-A caller search walks only the statements that name the callee (`Walker._unseen`): the others
+A caller search walks only the statements that name the callee (`WalkPruning.unseen`): the others
 can give no call of it, so their nested blocks are not walked, yet the search still stops where
 one of them ends the block (a decided `if ...: raise`), as a full walk would. A discovery walk
 does not search the callers of a function in which no call is worth visiting when the typing
-pass is idle there (`Walker._unvisited`, `TypingPass.idle`), nor the blocks of an `if`, a loop
-or a `try` where nothing is worth visiting and the typing pass is inactive (`Walker._quiet`)."""
+pass is idle there (`WalkPruning.unvisited`, `TypingPass.idle`), nor the blocks of an `if`, a loop
+or a `try` where nothing is worth visiting and the typing pass is inactive (`WalkPruning.quiet`)."""
 
 from __future__ import annotations
 
