@@ -179,3 +179,25 @@ async def test_a_document_closed_and_opened_again_is_analysed_as_by_a_fresh_serv
     assert [(s.span, s.layout) for s in ours.sites] == [(s.span, s.layout) for s in theirs.sites]
     analyses.close()
     fresh.close()
+
+
+async def test_a_due_full_collection_waits_for_a_pause_in_requests(tmp_path: Path) -> None:
+    """A full collection holds the interpreter for ~0.5 s with a large file open: a hover (which
+    asks for its document's result) pushes a due one back, as an edit does, instead of waiting
+    behind it. Read from the timer's deadline, not timed."""
+    model = tmp_path / "model.py"
+    text = _model(0, 2)
+    model.write_text(text)
+    analyses = Analyses([tmp_path])
+    uri = model.as_uri()
+    unit = Unit(uri, str(model), text, 0, (Part(uri, 0, text.count("\n") + 1, 0),))
+    first = await analyses.result(unit, SETTINGS)
+    await _Session(analyses, tmp_path).settled()
+    analyses.forget((tmp_path / "other.py").as_uri())  # a document closed: a full collection is due
+    timer = analyses._idle
+    assert timer is not None
+    await asyncio.sleep(0.01)
+    assert await analyses.result(unit, SETTINGS) is first  # a hover's request, answered as kept
+    assert timer.cancelled()
+    assert analyses._idle is not None and analyses._idle.when() > timer.when()
+    analyses.close()
