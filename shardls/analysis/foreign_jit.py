@@ -21,6 +21,7 @@ from shardls.analysis.recognition import recognized
 from shardls.analysis.recognizers.wrapped import Application, application_of
 from shardls.analysis.values import BoundMethod, FunctionV, TransformedV, Value
 from shardls.analysis.walker import Visit
+from shardls.analysis.walking.call_syntax import last_name
 
 JIT_NAMES = ("jit", "pjit")
 """The last names of the wrappers whose shardings a call of the result meets."""
@@ -86,25 +87,17 @@ def _written(option: Value) -> tuple[ast.Call, ModuleInfo, Frame, ast.stmt, str]
 def jit_call(node: ast.expr | None) -> bool:
     """Whether `node` is written as a jit application with shardings (`jax.jit(f,
     in_shardings=...)`, `pjit(f, ...)`): read from the syntax, before anything is evaluated."""
-    return (
-        isinstance(node, ast.Call)
-        and _last_name(node.func) in JIT_NAMES
-        and any(k.arg in SHARDING_KEYWORDS for k in node.keywords)
-    )
+    return isinstance(node, ast.Call) and last_name(node.func) in JIT_NAMES and _with_shardings(node)
 
 
 def jit_decorator(node: ast.expr) -> bool:
     """Whether a decorator applies jit with shardings (`@partial(jax.jit, in_shardings=...)`)."""
     if not isinstance(node, ast.Call):
         return False
-    if _last_name(node.func) == "partial" and node.args:
-        return _last_name(node.args[0]) in JIT_NAMES and any(
-            k.arg in SHARDING_KEYWORDS for k in node.keywords
-        )
+    if last_name(node.func) == "partial" and node.args:
+        return last_name(node.args[0]) in JIT_NAMES and _with_shardings(node)
     return jit_call(node)
 
 
-def _last_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else None
+def _with_shardings(call: ast.Call) -> bool:
+    return any(k.arg in SHARDING_KEYWORDS for k in call.keywords)

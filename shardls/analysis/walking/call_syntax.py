@@ -15,8 +15,12 @@ from shardls.analysis.source import Segment
 
 def called_name(call: ast.Call) -> str | None:
     """The last name of what `call` calls (`jax.set_mesh(...)` -> `set_mesh`)."""
-    func = call.func
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    return last_name(call.func)
+
+
+def last_name(node: ast.expr) -> str | None:
+    """The last name of a name or attribute (`jax.jit` -> `jit`), None for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
 
 
 @per_node
