@@ -141,11 +141,10 @@ class ClassInfo:
 
     @cached_property
     def methods(self) -> dict[str, FunctionInfo]:
-        found = {}
-        for stmt in self.node.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found[stmt.name] = FunctionInfo(stmt, self.module, self.segment, self.scope, self)
-        return found
+        return {
+            name: FunctionInfo(stmt, self.module, self.segment, self.scope, self)
+            for name, stmt in method_defs(self.node).items()
+        }
 
     @cached_property
     def self_assignments(self) -> dict[str, list[tuple[FunctionInfo, ast.stmt]]]:
@@ -178,3 +177,10 @@ class ClassInfo:
                     ):
                         found.setdefault(args[1].value, []).append((method, ast.Expr(node)))
         return found
+
+
+def method_defs(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """A class's methods by name, the last `def` of a name winning (as Python binds them)."""
+    return {
+        stmt.name: stmt for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from shardls.analysis.definitions import ClassInfo
+from shardls.analysis.definitions import ClassInfo, method_defs
 from shardls.analysis.evaluation.objects import note_method
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.library import CallArgs
@@ -234,15 +234,8 @@ def _builders(klass: ClassInfo) -> tuple[ast.AST, ...]:
 
 @per_node
 def _builder_nodes(node: ast.ClassDef) -> tuple[ast.AST, ...]:
-    methods = _methods(node)
+    methods = method_defs(node)
     return tuple(inner for name in _BUILDERS if name in methods for inner in ast.walk(methods[name]))
-
-
-def _methods(node: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The class's methods by name, the last `def` of a name winning (as `ClassInfo.methods`)."""
-    return {
-        stmt.name: stmt for stmt in node.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
 
 
 def _sets_elsewhere(klass: ClassInfo, methods: set[str]) -> str | None:
@@ -272,7 +265,7 @@ def _assigned_later(klass: ClassInfo) -> frozenset[str]:
 @per_node
 def _assigned_outside_builders(klass: ast.ClassDef) -> frozenset[str]:
     found: set[str] = set()
-    for name, method in _methods(klass).items():
+    for name, method in method_defs(klass).items():
         if name in _BUILDERS:
             continue
         for node in ast.walk(method):
