@@ -271,6 +271,22 @@ class ArrayV(Value):
 
 
 @dataclass(frozen=True)
+class ArrayTypeV(Value):
+    """`type(x)` of a JAX array: `ArrayImpl` run eagerly, a tracer's class under `jit` or a
+    transformation. Which one is not known here, only that it is JAX's, never a workspace class."""
+
+
+@dataclass(frozen=True)
+class ModuleNameV(Value):
+    """A class's `__module__`, whose text is not known here (it depends on how the program is
+    run), only whose module it is: JAX's own (`jax...`/`jaxlib...`, for an array's type) or one
+    of the workspace outside any `jax`/`jaxlib` package. Two such names of different owners
+    are never equal."""
+
+    jax: bool
+
+
+@dataclass(frozen=True)
 class DTypeV(Value):
     dtype: DType
 

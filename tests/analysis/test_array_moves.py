@@ -50,6 +50,11 @@ def placed(expression: str) -> tuple[object, str | None]:
         ("jnp.argsort(x)", (2, 3, 4), "int32"),
         ("jnp.logical_not(x)", (2, 3, 4), "bool"),
         ("jnp.isnan(x)", (2, 3, 4), "bool"),
+        ("lax.top_k(x, 2)[0]", (2, 3, 2), "float32"),
+        ("lax.top_k(x, k=2)[1]", (2, 3, 2), "int32"),
+        ("lax.top_k(x.astype(jnp.bfloat16), 2, axis=0)[0]", (2, 3, 4), "bfloat16"),
+        ("lax.top_k(x, 2, axis=-2)[1]", (2, 2, 4), "int32"),
+        ("lax.top_k(x, 0)[0]", (2, 3, 0), "float32"),
         ("jax.nn.one_hot(jnp.zeros((2, 3), jnp.int32), 5)", (2, 3, 5), "float32"),
         ("jax.nn.one_hot(jnp.zeros((2, 3), jnp.int32), 5, axis=0)", (5, 2, 3), "float32"),
         ("lax.slice(x, (0, 1, 0), (2, 3, 4), (1, 2, 3))", (2, 1, 2), "float32"),
@@ -91,6 +96,9 @@ def test_shapes_as_jax_gives_them(expression: str, shape: tuple[int, ...], dtype
         "x.transpose(0, 1)",  # a permutation of another rank
         "lax.dynamic_slice(x, (0, 0), (1, 2))",
         "lax.slice(x, (0, 2, 0), (2, 1, 4))",  # a limit below its start
+        "lax.top_k(x, 3, axis=0)[0]",  # k above the size along the axis
+        "lax.top_k(x, -1)[1]",
+        "lax.top_k(x, 2, axis=3)[0]",
     ],
 )
 def test_what_jax_rejects_has_no_shape(expression: str) -> None:

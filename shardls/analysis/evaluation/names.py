@@ -51,6 +51,7 @@ _BUILTIN_NAMES = frozenset(
         "enumerate",
         "map",
         "isinstance",
+        "type",
         "print",
         "getattr",
         "object",

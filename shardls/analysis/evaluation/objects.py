@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.definitions import ClassInfo, FunctionInfo
 from shardls.analysis.evaluation.calls import EMPTY_CALL, branches_taken, statement_guards
 from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.class_modules import class_module
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.scope_builder import attribute_key
 from shardls.analysis.values import ClassV, Const, FunctionV, InstanceV, ModuleV, Ref, Unknown, Value
@@ -58,7 +59,8 @@ def _attribute(evaluator: Evaluator, base: Value, attr: str, node: ast.AST, fram
                 return ModuleV(submodule)
         return value
     if isinstance(base, ClassV):
-        return evaluator.class_attribute(base.cls, attr, frame, bound=base)
+        module = class_module(base.cls) if attr == "__module__" else None
+        return module or evaluator.class_attribute(base.cls, attr, frame, bound=base)
     if isinstance(base, InstanceV):
         return evaluator.instance_attribute(base, attr, frame)
     special = evaluator.library.attribute(evaluator, base, attr, node, frame)

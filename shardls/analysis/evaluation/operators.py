@@ -12,6 +12,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from shardls.analysis.evaluation.choices import map_options
+from shardls.analysis.evaluation.class_modules import same_module
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import truthiness
 from shardls.analysis.node_memo import per_node
@@ -151,14 +152,31 @@ def _unary(evaluator: Evaluator, node: ast.UnaryOp, value: Value, frame: Frame) 
 def _eval_BoolOp(evaluator: Evaluator, node: ast.BoolOp, frame: Frame) -> Value:
     is_and = isinstance(node.op, ast.And)
     result: Value = Unknown("empty")
-    for value_node in node.values:
+    for index, value_node in enumerate(node.values):
         result = evaluator.eval(value_node, frame)
         truth = truthiness(result)
         if truth is None:
-            return Unknown("condition unknown")
+            return _false_after(evaluator, node, index, frame) if is_and else Unknown("condition unknown")
         if truth is not is_and:
             return result
     return result
+
+
+def _false_after(evaluator: Evaluator, node: ast.BoolOp, index: int, frame: Frame) -> Value:
+    """`a and b` with `a` unknown and `b` false is falsy either way (`a` when `a` is falsy, else
+    `b`); False when the unknown operands are comparisons, whose falsy value is False
+    (jax-llm-examples' `is_type`: `type(x).__name__ == cls.__name__ and type(x).__module__ ==
+    cls.__module__`, see `library/type_names.py`)."""
+    if not isinstance(node.values[index], ast.Compare):
+        return Unknown("condition unknown")
+    for value_node in node.values[index + 1 :]:
+        value = evaluator.eval(value_node, frame)
+        truth = truthiness(value)
+        if truth is False:
+            return assuming(Const(False), value)
+        if truth is None and not isinstance(value_node, ast.Compare):
+            break
+    return Unknown("condition unknown")
 
 
 def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Value:
@@ -185,6 +203,8 @@ def _eval_Compare(evaluator: Evaluator, node: ast.Compare, frame: Frame) -> Valu
             outcome = isinstance(op, ast.IsNot)  # `spec is not None` on a spec
         elif isinstance(op, (ast.Eq, ast.NotEq)) and (same := _same_items(left, right)) is not None:
             outcome = same is isinstance(op, ast.Eq)  # `path[-2:] == ("mlp", "kernel")`
+        elif isinstance(op, (ast.Eq, ast.NotEq)) and (same := same_module(left, right)) is not None:
+            outcome = same is isinstance(op, ast.Eq)  # `type(x).__module__ == cls.__module__`
         else:
             return Unknown("comparison unknown")
         if not outcome:

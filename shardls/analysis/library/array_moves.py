@@ -1,7 +1,7 @@
 """Array functions and methods that move, drop or flatten dimensions, for arrays of any layout:
 `x.transpose(0, 2, 1, 3)`, `x.ravel()`, `x.swapaxes(1, 2)`, `jnp.squeeze`, `jnp.moveaxis`,
-`jnp.reshape`, and those that keep the shape (`jnp.flip`, `jnp.roll`, `jnp.sort`, `jnp.isnan`)
-or add one (`jax.nn.one_hot`).
+`jnp.reshape`, and those that keep the shape (`jnp.flip`, `jnp.roll`, `jnp.sort`, `jnp.isnan`),
+replace one (`lax.top_k`) or add one (`jax.nn.one_hot`).
 
 Real code reshapes what it computed before it places it (tunix qwen2 `qkv.transpose(0, 2, 1, 3)`
 before a `shard_map`, flax's `jnp.argmax(y_pred, axis=-1).ravel()`). The sharded types of these
@@ -230,6 +230,33 @@ def _sort(call: CallArgs) -> Value | None:
     if axis is not None and as_int(axis) is None:
         return ArrayV(None, dtype)
     return ArrayV(array.shape, dtype)
+
+
+@calls("jax.lax.top_k")
+def _top_k(call: CallArgs) -> Value | None:
+    """`lax.top_k(x, k, axis=-1)`: the values (x's dtype) and their int32 indices, each x's shape
+    with `k` along `axis` (jax-llm-examples' MoE routers, `topk_weights, topk_idx = ...`). An
+    operand of unknown rank gives two arrays of unknown rank, and one JAX rejects (a `k` below 0
+    or above the size, an axis out of range) two of no shape."""
+    array = operand(call.get(0, "operand"))
+    count = call.get(1, "k")
+    if array is None or count is None:
+        return None
+    index = (
+        axis_of(call.get(None, "axis") or Const(-1), len(array.shape)) if array.shape is not None else None
+    )
+    shape = None if array.shape is None or index is None else _top_k_shape(array.shape, index, count)
+    return Seq((ArrayV(shape, array.dtype), ArrayV(shape, _INT32)))
+
+
+def _top_k_shape(shape: Shape, index: int, count: Value) -> Shape | None:
+    number, size = as_int(count), as_int(shape[index])
+    if number is None:
+        if not isinstance(count, Unknown):
+            return None
+    elif number < 0 or (size is not None and number > size):
+        return None
+    return (*shape[:index], count, *shape[index + 1 :])
 
 
 @calls(*(f"{m}.{n}" for m in _MODULES for n in ("logical_not", "isnan", "isinf", "isfinite", "signbit")))

@@ -121,6 +121,7 @@ def tables() -> tuple[
         sharding,
         train_state,
         transforms,
+        type_names,
         yaml_files,
     )
 
