@@ -169,6 +169,16 @@ class FunctionV(Value):
 
 
 @dataclass(frozen=True, eq=False)
+class PartialV(Value):
+    """`functools.partial(f, *args, **kwargs)` of a workspace function: calling it calls `f` with
+    these arguments first and the call's after (its keywords overriding these), as Python does."""
+
+    func: FunctionV
+    args: tuple[Value, ...]
+    kwargs: tuple[tuple[str, Value], ...]
+
+
+@dataclass(frozen=True, eq=False)
 class InstanceV(Value):
     """An instance of a workspace class, e.g. a config built with keyword overrides."""
 

@@ -3,7 +3,9 @@ tell quantized weights from plain arrays with `is_type = lambda x, cls: (type(x)
 cls.__name__) and (type(x).__module__ == cls.__module__)`, and every placement helper (`psc`,
 `lsc`) branches on it: a `QuantArray` gets its `.quant` placed, an array itself. An array's type
 lives in JAX's modules, never in the program's, so for an array the test is false and the helper
-places the array. The router picks experts with `jax.lax.top_k(scores, k)`: values and int32
+places the array; the router binds the mesh with `lsc = partial(logical_sharding_constraint,
+mesh=cfg.mesh, rules=cfg.rules)` (deepseek_r1, kimi_k2), a partial of a function of the
+program, called like it. The router picks experts with `jax.lax.top_k(scores, k)`: values and int32
 indices, the operand's shape with `k` last; the indices, reshaped to (batch, sequence, k),
 enter the experts' `shard_map`.
 """
@@ -28,17 +30,22 @@ class QuantArray:
     scale: jax.Array
 
 
-def lsc(x, spec):
+def logical_constraint(x, spec, mesh):
     """Place an array, or a quantized array's values."""
     if is_type(x, QuantArray):
         return dataclasses.replace(x, quant=jax.device_put(x.quant, NamedSharding(mesh, spec)))
     return jax.device_put(x, NamedSharding(mesh, spec))
 
 
-psc = lambda z, spec: lsc(z, spec) if is_type(z, QuantArray) else jax.device_put(z, NamedSharding(mesh, spec))
+psc = lambda z, spec: (
+    logical_constraint(z, spec, mesh)
+    if is_type(z, QuantArray)
+    else jax.device_put(z, NamedSharding(mesh, spec))
+)
 
 
 def route(x: jax.Array, weight: jax.Array, k: int):
+    lsc = partial(logical_constraint, mesh=mesh)
     x_shape = x.shape
     x = x.reshape((-1, x.shape[-1]))
     scores = jax.nn.sigmoid(jnp.einsum("Sk,kj->Sj", x, weight))

@@ -27,6 +27,7 @@ from shardls.analysis.values import (
     DictV,
     FunctionV,
     InstanceV,
+    PartialV,
     Ref,
     Seq,
     StreamV,
@@ -98,6 +99,8 @@ def call(
             return mapped
         result = evaluator.call_function(func, args, kwargs, frame)
         return decorated_call(evaluator, func, node, frame, args, kwargs, result)
+    if isinstance(func, PartialV):
+        return call(evaluator, func.func, [*func.args, *args], {**dict(func.kwargs), **kwargs}, node, frame)
     if isinstance(func, ClassV):
         return evaluator.instantiate(func.cls, args, kwargs, node, frame)
     if isinstance(func, BoundMethod):

@@ -26,8 +26,10 @@ from shardls.analysis.values import (
     BoundMethod,
     Const,
     DictV,
+    FunctionV,
     InitializerV,
     Origin,
+    PartialV,
     Ref,
     Seq,
     SpecV,
@@ -258,9 +260,13 @@ def _assuming(size: Value, assumption: str) -> Value:
 
 @calls("functools.partial")
 def _partial(call: CallArgs) -> Value | None:
-    """`partial(initializer, out_sharding=...)`, and `partial(nnx.vmap, ...)` (which is what
-    Flax's `nnx.vmap(...)` itself returns); other partials stay unknown here."""
+    """`partial(initializer, out_sharding=...)`, `partial(nnx.vmap, ...)` (which is what Flax's
+    `nnx.vmap(...)` itself returns), and a workspace function's partial (jax-llm-examples'
+    `lsc = partial(logical_sharding_constraint, mesh=cfg.mesh, rules=cfg.rules)`); other
+    partials stay unknown here."""
     initializer = call.args[0] if call.args else None
+    if isinstance(initializer, FunctionV):
+        return PartialV(initializer, tuple(call.args[1:]), tuple(call.kwargs.items()))
     if isinstance(initializer, Ref) and initializer.qualname == "flax.nnx.vmap" and len(call.args) == 1:
         return _vmap(replace(call, args=[]))
     sharding = call.kwargs.get("out_sharding")
