@@ -9,7 +9,11 @@ static fields, not leaves. `step` is the scalar `0` (an `int32[]` once traced or
 `params` is the tree given; `opt_state` is what `tx.init(params)` makes of it, whose structure
 depends on the optimizer (optax's `adamw` gives `(ScaleByAdamState(count, mu, nu), ...)`),
 which shardls does not model: it is unknown, never guessed, and so is every spec or layout a
-map over the state makes of it, while `step` and `params` keep theirs.
+map over the state makes of it, while `step` and `params` keep theirs. A training step's
+`state.apply_gradients(grads=grads)` gives the state one step on: the same params, each of its
+shape and dtype (optax's `apply_updates` casts every update back to its parameter's dtype), laid
+out anew, and the optimizer's state still unknown (flax's `flax_on_pjit` guide's `train_step`,
+whose `out_shardings` are the state's).
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.registry import attributes, calls
-from shardls.analysis.values import ArrayV, Unknown, Value
+from shardls.analysis.library.registry import attributes, calls, methods
+from shardls.analysis.values import ArrayV, BoundMethod, Unknown, Value
 from shardls.core.dtypes import parse_dtype
 
 _STATES = ("flax.training.train_state.TrainState",)
@@ -76,3 +80,33 @@ def _field(library: Library, evaluator: object, base: Value, attr: str, frame: o
     if found is None:
         found = dict(base.static).get(attr)
     return found if found is not None else Unknown(f"{base.type_name}.{attr} is not modelled")
+
+
+@methods(StructV, "apply_gradients")
+def _apply_gradients(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`state.apply_gradients(grads=grads)` of a `TrainState`: step one on, params of the same
+    shapes and dtypes, the optimizer's state unknown. Other fields replaced by keyword (a
+    subclass's `batch_stats=`) are not modelled: the state is unknown then."""
+    from shardls.analysis.library.pytrees import mapped
+
+    state = method.base
+    if not isinstance(state, StructV) or state.type_name != "TrainState" or set(call.kwargs) - {"grads"}:
+        return None
+    if call.args or "grads" not in call.kwargs:
+        return None
+    params = mapped(state.child("params"), _updated)
+    opt_state = Unknown("the optimizer's state (TrainState.opt_state): optax's structure is not modelled")
+    return StructV(
+        state.type_name, (("step", _STEP), ("params", params), ("opt_state", opt_state)), state.static
+    )
+
+
+def _updated(leaf: Value) -> Value:
+    """A parameter after its update: its shape and dtype, its box (`nn.Partitioned`) kept."""
+    from shardls.analysis.library.linen_specs import PartitionedV
+
+    if isinstance(leaf, PartitionedV):
+        return PartitionedV(_updated(leaf.value), leaf.names, leaf.mesh)
+    if isinstance(leaf, ArrayV):
+        return ArrayV(leaf.shape, leaf.dtype)
+    return Unknown("an updated parameter of unknown kind")
