@@ -262,6 +262,10 @@ class Diagnostic:
     assumptions: tuple[str, ...] = ()
     """What the problem rests on beyond the code and the user's settings (the default device
     count, a mesh chosen by shardls): a diagnostic with assumptions is never an error."""
+    raised_at: Span | None = None
+    """For what JAX raises where a sharding is built (an unknown or repeated axis), found where
+    the sharding is used: the `NamedSharding(...)` of this file that built it. JAX stops there,
+    so the report at that call makes this one redundant (`file_diagnostics.reported`)."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ filtering of all of them by the settings, the suppression comments and the tests
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from shardls.analysis.expected_raises import expected_by_tests
 from shardls.analysis.facts import Diagnostic, FileAnalysis, Span
 from shardls.analysis.file_settings import file_device_count
@@ -37,9 +39,24 @@ def reported(
         if on[code]:
             span = d.span
             unique[(span.line, span.column, span.end_line, span.end_column, code, d.message)] = d
-    enabled = sorted(unique.values(), key=diagnostic_order)
+    enabled = sorted(_raised_where_built(unique.values()), key=diagnostic_order)
     split = apply_suppressions(pragmas, enabled, settings, module.source, complete, assumed)
     return expected_by_tests(split.kept, module.source), split.silenced
+
+
+def _raised_where_built(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """`diagnostics` without the uses' reports of a problem already reported where the sharding
+    is built (`Diagnostic.raised_at`): one mistake, one report, where JAX raises it."""
+    found = list(diagnostics)
+    at_build: dict[str, list[Span]] = {}
+    for d in found:
+        if d.raised_at is None:
+            at_build.setdefault(d.code, []).append(d.span)
+    return [
+        d
+        for d in found
+        if d.raised_at is None or not any(span.within(d.raised_at) for span in at_build.get(d.code, ()))
+    ]
 
 
 def not_analysed(path: str, reason: str, settings: Settings) -> FileAnalysis:

@@ -52,6 +52,7 @@ def recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Visi
 
     load()
     found: list[tuple[Visit, str]] = []
+    handled: set[ast.Call] = set()  # a call's visit comes before those of the calls in its arguments
     for visit in visits:
         if not _may_be_recognized(visit.call):
             continue
@@ -61,9 +62,10 @@ def recognized(visits: Iterable[Visit], evaluator: Evaluator) -> list[tuple[Visi
             if (
                 name is not None
                 and recognizer_for(name) is not None
-                and wants(name, nested=visit.parent is not None)
+                and wants(name, nested=visit.parent in handled)
             ):
                 found.append((visit, name))
+                handled.add(visit.call)
                 break
     return found
 

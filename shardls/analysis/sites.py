@@ -58,6 +58,7 @@ from shardls.core import (
     compute_layout,
 )
 from shardls.core.rules import CORE_RULES
+from shardls.core.spec_checks import CONSTRUCTION_CODES
 
 Recognizer = Callable[["SiteBuilder", Visit, CallArgs], None]
 _RECOGNIZERS: dict[str, Recognizer] = {}
@@ -85,8 +86,9 @@ def recognizes(*qualnames: str, nested: bool = True) -> Callable[[Recognizer], R
     """Register a function that turns calls of these library functions (or methods, named by
     `method_name`) into sites.
 
-    `nested=False`: only calls that are not an argument of another call are sites (the outer
-    call's recognizer covers the inner one); they are skipped before their arguments are read.
+    `nested=False`: calls that are an argument of a call some recognizer handles are not sites
+    (the outer call's recognizer covers the inner one); they are skipped before their arguments
+    are read. As an argument of any other call (`put(x, NamedSharding(...))`) they are.
     """
 
     def register(function: Recognizer) -> Recognizer:
@@ -317,6 +319,7 @@ class SiteBuilder:
             # A mesh shardls picked that lacks an axis of the spec is not the one that applies.
             mesh = None
         dims, provenance, symbolic = site_dims(shape, self.path)
+        built = built_in(sharding, self.path)
         shape_assumed = shape_assumptions(shape) if shape else []
         notes.extend(shape_assumed)  # a size computed from the default device count says so
         uncertain = [*assumed, *shape_assumed]
@@ -359,6 +362,7 @@ class SiteBuilder:
                         site_name=name,
                         spec=spec,
                         assumed=tuple(padded if problem.code == "SH007" else uncertain),
+                        raised_at=built if problem.code in CONSTRUCTION_CODES else None,
                     )
         key = (kind, span, name, str(dims), spec.spec, id(mesh.mesh) if mesh else None, usage)
         if not self.record.first_time(key):
@@ -381,7 +385,7 @@ class SiteBuilder:
             spec_span,
             self.path,
             shape_reason=shape_reason if dims is None else None,
-            sharding_span=built_in(sharding, self.path),
+            sharding_span=built,
         )
         self.sites.append(site)
         return site
@@ -397,13 +401,15 @@ class SiteBuilder:
         site_name: str | None = None,
         spec: SpecV | None = None,
         assumed: Iterable[str] = (),
+        raised_at: Span | None = None,
     ) -> None:
         """Turn a problem into a diagnostic. One that rests on an assumption (`assumed`, e.g. the
         default device count) is at most a warning that says what was assumed: only facts from
         the code and the user's settings make an error. One found through a helper of another
         module rests on reading its code exactly (`Via.assumption`): a helper that rewrites the
         spec under a condition shardls cannot decide (axlearn's `maybe_shard` drops the axes a
-        `shard_map` made Manual) would otherwise make a false error at every call."""
+        `shard_map` made Manual) would otherwise make a false error at every call. `raised_at`:
+        see `Diagnostic.raised_at`."""
         via: tuple[str, ...] = ()
         if self.via is not None:
             via = (self.via.assumption,)
@@ -428,5 +434,5 @@ class SiteBuilder:
             if severity is Severity.ERROR:
                 severity = Severity.WARNING
         self.diagnostics.append(
-            Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis)
+            Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis, raised_at)
         )

@@ -26,6 +26,11 @@ def unresolved_mesh(mesh: Mesh) -> list[Problem]:
     ]
 
 
+CONSTRUCTION_CODES = frozenset({"SH004", "SH005", "SH006", "SH009", "SH010"})
+"""The problems `check_construction` finds: JAX raises them where the sharding is built, before
+any array meets it."""
+
+
 def check_construction(mesh: Mesh, spec: PartitionSpec, problems: list[Problem]) -> None:
     """What `P(...)` and `NamedSharding(...)` reject before any shape is known, in JAX's order."""
     sizes = mesh.sizes_by_name

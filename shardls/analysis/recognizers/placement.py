@@ -311,9 +311,11 @@ def shape_dtype_struct(builder: SiteBuilder, visit: Visit, call: CallArgs) -> No
 
 @recognizes("jax.sharding.NamedSharding", nested=False)
 def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
-    """A NamedSharding on its own (e.g. `sharding = NamedSharding(mesh, P(...))`): its spec meets
-    its mesh here. Inside another call (`device_put(x, NamedSharding(...))`) that call's site
-    already says everything, with the shape."""
+    """A NamedSharding on its own (`sharding = NamedSharding(mesh, P(...))`, or passed to a call
+    no recognizer handles, `put(x, NamedSharding(...))`): its spec meets its mesh here, and what
+    JAX rejects at construction is reported here, where it raises. Inside a recognised call
+    (`device_put(x, NamedSharding(...))`) that call's site already says everything, with the
+    shape."""
     value = _library_result(call)
     if not isinstance(value, ShardingV) or value.mesh is None:
         return
