@@ -90,3 +90,32 @@ def test_a_count_the_user_states_still_decides_the_branches() -> None:
 def test_the_corpus_program_adapting_to_the_machine_has_no_problem_on_the_assumed_count() -> None:
     program = Path(__file__).parent.parent / "corpus" / "r60_device_count_branches.py"
     assert problems(analyze(program.read_text())) == []
+
+
+DEVICE_ARRAY_IN_BRANCHES = """
+import jax
+import numpy as np
+
+if len(jax.devices()) == 8:
+    grid = np.asarray(jax.devices()).reshape((3, 3))
+else:
+    grid = np.asarray(jax.devices()).reshape((1, 1))
+mesh = jax.sharding.Mesh(grid, ("a", "b"))
+"""
+
+
+def test_a_device_array_reshaped_in_a_branch_meets_the_count_the_branch_states() -> None:
+    """The device array is reshaped where the name is bound, before any reader could narrow the
+    count: the binding itself is computed with the count its branches state. The `== 8` branch's
+    (3, 3) is rejected on the 8 devices its test states (an error, known from the code); the
+    `else`'s (1, 1) runs on other machines, and says nothing of 8 devices."""
+    found = problems(analyze(DEVICE_ARRAY_IN_BRANCHES))
+    assert [(code, severity) for code, severity, _ in found] == [("SH105", Severity.ERROR)]
+    assert "shape (3, 3)" in found[0][2] and "default device count" not in found[0][2]
+
+
+def test_the_corpus_program_shaping_devices_per_branch_has_no_problem_on_the_assumed_count() -> None:
+    """vmoe's `else: devices = devices.reshape((1, 1))` after `if devices.size > 1:` (and `len()`
+    of a device array compared with 1) runs on one device: it was an SH105 warning on 8."""
+    program = Path(__file__).parent.parent / "corpus" / "r80_device_array_branches.py"
+    assert problems(analyze(program.read_text())) == []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.bindings import evaluate_binding
-from shardls.analysis.evaluation.device_branches import note_branch
+from shardls.analysis.evaluation.device_branches import devices_stated, note_branch
 from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.interfaces import Reads
 from shardls.analysis.evaluation.known_values import decided
@@ -325,10 +325,14 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
             frame.enclosing if frame is not None and scope is frame.scope else None,
         )
         if _runs_where_written(evaluator, module, scope):
-            with _where_written(evaluator, binding.segment), _Reading(evaluator, ("value", *key)):
+            with (
+                _where_written(evaluator, binding.segment),
+                _Reading(evaluator, ("value", *key)),
+                _counts_its_branches_state(evaluator, binding),
+            ):
                 value = evaluate_binding(evaluator, binding, scope, inner)
         else:
-            with _Reading(evaluator, ("value", *key)):
+            with _Reading(evaluator, ("value", *key)), _counts_its_branches_state(evaluator, binding):
                 value = evaluate_binding(evaluator, binding, scope, inner)
     finally:
         evaluator.memos.active.discard(key)
@@ -339,6 +343,19 @@ def binding_value(evaluator: Evaluator, binding: Binding, scope: Scope, frame: F
         if events:
             evaluator.memos.value_events[key] = events
     return value
+
+
+def _counts_its_branches_state(
+    evaluator: Evaluator, binding: Binding
+) -> contextlib.AbstractContextManager[None]:
+    """A binding written in a branch on the device count is computed with the count the branch
+    leaves (vmoe's `devices = devices.reshape((1, 1))` in the `else` of `if devices.size > 1:`
+    runs on one device), as a mesh constructor reading a shape bound there is: the value holds
+    the devices it was made of, so no later reader can narrow it again. The branches' tests were
+    noted by `_reachable`, which every reader asks first."""
+    if not binding.guards or not evaluator.memos.stated_counts:
+        return contextlib.nullcontext()
+    return devices_stated(evaluator, frozenset((id(s), branch) for s, branch in binding.guards))
 
 
 class _Reading:
