@@ -274,9 +274,7 @@ def _parse_with_repair(chunk: str, repair: bool) -> _ParsedText:
             if not isinstance(line, int) or not 1 <= line <= len(lines):
                 first_error = first_error or _describe(error)
                 break
-            erased = _without_type_parameters(lines[line - 1]) if sys.version_info < (3, 12) else None
-            if erased is not None:
-                lines[line - 1] = erased
+            if sys.version_info < (3, 12) and _erase_type_syntax(lines, line - 1):
                 continue
             first_error = first_error or _describe(error)
             attempts -= 1
@@ -294,44 +292,70 @@ _TYPE_PARAMETERS = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+\w+\s*(?=\[)")
 _TYPE_ALIAS = re.compile(r"(?P<indent>\s*)type\s+(?P<name>\w+)\s*")
 
 
-def _without_type_parameters(line: str) -> str | None:
-    """The line with its PEP 695 type parameters erased, columns kept (None: it has none, or
-    they do not close on the line). `type X[T] = v` becomes `X        = v`."""
+def _erase_type_syntax(lines: list[str], index: int) -> bool:
+    """Erase the PEP 695 syntax that starts on line `index` in place, lines and columns kept:
+    type parameters blanked (`def f[T](...)`; over several lines, as tokamax's `def cast_qkv[` with
+    one parameter a line, each blanked line ends in a `\\` that joins it to the next, since no
+    bracket is open there any more), `type X[T] = v` made `X        = v`. False when there is
+    none, or it does not close where counting is safe."""
+    line = lines[index]
     header = _TYPE_PARAMETERS.match(line)
-    if header is not None:
-        end = _closing_bracket(line, header.end())
-        return (
-            None if end is None else line[: header.end()] + " " * (end + 1 - header.end()) + line[end + 1 :]
-        )
+    if header is None:
+        alias = _without_type_alias(line)
+        if alias is not None:
+            lines[index] = alias
+        return alias is not None
+    end = _closing_bracket(lines, index, header.end())
+    if end is None:
+        return False
+    last, column = end
+    for number in range(index, last + 1):
+        text = lines[number]
+        start = header.end() if number == index else 0
+        if number == last:
+            lines[number] = text[:start] + " " * (column + 1 - start) + text[column + 1 :]
+        else:
+            lines[number] = text[:start] + " " * max(len(text) - start - 1, 0) + "\\"
+    return True
+
+
+def _without_type_alias(line: str) -> str | None:
+    """`type X[T] = v` as the assignment `X        = v` (None: the line holds no alias)."""
     alias = _TYPE_ALIAS.match(line)
     if alias is None:
         return None
     equals = alias.end()
     if line.startswith("[", equals):
-        end = _closing_bracket(line, equals)
+        end = _closing_bracket([line], 0, equals)
         if end is None:
             return None
-        equals = end + 1 + len(line[end + 1 :]) - len(line[end + 1 :].lstrip())
+        equals = end[1] + 1 + len(line[end[1] + 1 :]) - len(line[end[1] + 1 :].lstrip())
     if not line.startswith("=", equals) or line.startswith("==", equals):
         return None
     indent, name = alias["indent"], alias["name"]
     return indent + name + " " * (equals - len(indent) - len(name)) + line[equals:]
 
 
-def _closing_bracket(line: str, start: int) -> int | None:
-    """Where the bracket opened at `start` closes on the line (None: not on it, or a string or
-    comment inside makes counting unsafe)."""
+_MOST_TYPE_PARAMETER_LINES = 20
+"""How far down type parameters are followed for their closing bracket."""
+
+
+def _closing_bracket(lines: list[str], index: int, start: int) -> tuple[int, int] | None:
+    """The line and column where the bracket opened at `start` of line `index` closes (None: not
+    within a few lines, or a string or comment inside makes counting unsafe)."""
     depth = 0
-    for index in range(start, len(line)):
-        char = line[index]
-        if char in "\"'#":
-            return None
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return index
+    for number in range(index, min(index + _MOST_TYPE_PARAMETER_LINES, len(lines))):
+        line = lines[number]
+        for column in range(start if number == index else 0, len(line)):
+            char = line[column]
+            if char in "\"'#\\":
+                return None
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return number, column
     return None
 
 

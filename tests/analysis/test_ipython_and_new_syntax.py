@@ -94,16 +94,41 @@ def test_python_3_12_type_parameters_are_analysed_like_any_code() -> None:
         assert sorted((s.span.line, s.shard_shape) for s in analysis.sites if s.shard_shape) == [(14, (8, 2))]
 
 
+SPREAD_TYPE_PARAMETERS = """\
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ("data", "model"))
+
+
+def cast_qkv[
+    Q: (jax.Array, int), K: (jax.Array, int)
+](
+    q: Q, k: K
+) -> tuple[Q, K]:
+    return jax.device_put(jnp.zeros((6, 8)), NamedSharding(mesh, P("model")))
+"""
+
+
+def test_type_parameters_spread_over_lines_are_analysed_like_any_code() -> None:
+    """tokamax's `def cast_qkv[` with its parameters on the next lines (an SH209 "valid from
+    Python 3.12" that skipped the function): erased too, with the lines and columns of the rest
+    kept, so the function's placement is judged where it is written."""
+    analysis = Analyzer().analyze("/virtual/new.py", SPREAD_TYPE_PARAMETERS)
+    assert [(d.span.line, d.span.column, d.code) for d in analysis.diagnostics] == [(12, 67, "SH001")]
+
+
 @pytest.mark.parametrize(
     "source",
     [
         'name = "x"\nprint(f"{name + "s"}")\n',
-        "def first[\n    T,\n](items: list[T]) -> T:\n    return items[0]\n",
+        'def first[\n    T: "Bound",\n](items: list[T]) -> T:\n    return items[0]\n',
     ],
 )
 def test_python_3_12_syntax_shardls_cannot_parse_says_which_python_it_parses_with(source: str) -> None:
     """Parsed on 3.12 and later; on older Pythons the one SH209 says the code is valid (PEP 701
-    f-strings, and type parameters that do not close on their line)."""
+    f-strings, and type parameters holding a string, where counting brackets is not safe)."""
     analysis = Analyzer().analyze("/virtual/new.py", source)
     if sys.version_info >= (3, 12):
         assert analysis.diagnostics == ()
