@@ -1,6 +1,6 @@
 """Arrays made sharded from host data (`shardls/analysis/library/sharding.py`,
-`recognizers/placement.py`): `make_array_from_callback` takes its global shape from its first
-argument and is checked as `shard_shape` checks; `make_array_from_process_local_data` is a
+`recognizers/placement.py`): `make_array_from_callback` and `make_array_from_single_device_arrays`
+take their global shape from their first argument and are checked as `shard_shape` checks; `make_array_from_process_local_data` is a
 `device_put` of the local data on one process, whose shape is the global one only there."""
 
 from __future__ import annotations
@@ -119,3 +119,24 @@ def test_a_callback_array_takes_the_dtype_its_callback_returns() -> None:
     for name, dtype in (("w", "bfloat16"), ("v", "int8")):
         site = site_named(analysis, name)
         assert site.dtype is not None and site.dtype.name == dtype
+
+
+def test_an_array_from_single_device_arrays_has_the_shape_and_sharding_it_is_given() -> None:
+    """JAX-Toolbox's `make_array_from_single_device_arrays((n, k), sharding, blocks)`: the global
+    shape is the first argument, the dtype that of the blocks (or `dtype=`), and the sharding is
+    checked as `shard_shape` checks it (JAX compares each block with the shard shape)."""
+    blocks = "block = jnp.zeros((4, 3), jnp.bfloat16)\nblocks = [block] * 8\n"
+    analysis = analyze(
+        HEAD
+        + blocks
+        + "w = jax.make_array_from_single_device_arrays((8, 12), sharding, blocks)\n"
+        + "v = jax.make_array_from_single_device_arrays((8, 12), sharding, blocks, dtype=jnp.int8)\n"
+        + "bad = jax.make_array_from_single_device_arrays((5, 12), sharding, blocks)\n"
+    )
+    site = site_named(analysis, "w")
+    assert (site.kind, site.context, site.shape) == (SiteKind.CREATION, UsageContext.SHARD_SHAPE, (8, 12))
+    assert site.layout is not None and site.layout.shard_shape == (4, 3)
+    assert site.dtype is not None and site.dtype.name == "bfloat16"
+    assert site_named(analysis, "v").dtype is not None and site_named(analysis, "v").dtype.name == "int8"
+    assert problems(analysis) == [("SH001", Severity.ERROR)]
+    assert analysis.diagnostics[0].span.line == HEAD.count("\n") + 4

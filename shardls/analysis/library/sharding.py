@@ -103,6 +103,19 @@ def _from_callback(call: CallArgs) -> Value | None:
     return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
 
 
+@calls("jax.make_array_from_single_device_arrays")
+def _from_single_device_arrays(call: CallArgs) -> Value | None:
+    """`make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)` (JAX-Toolbox,
+    orbax, multi-host loaders): the global shape is the first argument, the dtype `dtype=` when
+    given, else that of the per-device arrays when the list of them is known."""
+    target = sharding_of(call.get(1, "sharding"))
+    dtype = dtype_of(call.get(None, "dtype"), call.library.environment.x64)
+    arrays = call.get(2, "arrays")
+    if dtype is None and isinstance(arrays, Seq) and arrays.items and isinstance(arrays.items[0], ArrayV):
+        dtype = arrays.items[0].dtype
+    return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
+
+
 @calls("jax.make_array_from_process_local_data")
 def _from_process_local_data(call: CallArgs) -> Value | None:
     """`make_array_from_process_local_data(sharding, local_data, global_shape=None)`: the global

@@ -198,6 +198,7 @@ def device_put(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
 
 _FROM_HOST_DATA: dict[str, tuple[SiteKind, UsageContext, int, tuple[int, str] | None]] = {
     "jax.make_array_from_callback": (SiteKind.CREATION, UsageContext.SHARD_SHAPE, 1, None),
+    "jax.make_array_from_single_device_arrays": (SiteKind.CREATION, UsageContext.SHARD_SHAPE, 1, None),
     "jax.make_array_from_process_local_data": (
         SiteKind.DEVICE_PUT,
         UsageContext.DEVICE_PUT,
@@ -213,6 +214,8 @@ def from_host_data(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
     """`make_array_from_callback(shape, sharding, callback)`: JAX asks the sharding for each
     device's index into `shape` (`devices_indices_map`), so it checks what `shard_shape` checks:
     an indivisible dimension or an extra sharded entry fails, `P.UNCONSTRAINED` needs an Auto axis.
+    `make_array_from_single_device_arrays(shape, sharding, arrays)` checks each array against the
+    sharding's `shard_shape(shape)`, which checks the same first.
     `make_array_from_process_local_data(sharding, local_data, global_shape=None)`: on one process
     JAX device_puts the local data (a shape taken from it rests on there being one process)."""
     kind, usage, sharding, argument = _FROM_HOST_DATA[call.qualname]

@@ -33,7 +33,7 @@ from shardls.core.typing import type_of_layout
 
 _MAKERS = frozenset(
     {
-        *("device_put", "reshard", "make_array_from_callback"),
+        *("device_put", "reshard", "make_array_from_callback", "make_array_from_single_device_arrays"),
         *("zeros", "ones", "full", "empty", "arange", "array", "asarray", "normal", "uniform"),
         *("truncated_normal", "bernoulli", "randint", "zeros_like", "ones_like", "full_like"),
     }

@@ -33,6 +33,7 @@ PLACEMENTS = frozenset(
         "reshard",
         "NamedSharding",
         "make_array_from_callback",
+        "make_array_from_single_device_arrays",
         "ShapeDtypeStruct",
     )
 )
