@@ -119,9 +119,10 @@ def how_to_state(basis: Iterable[str]) -> str:
 
 
 def shape_assumptions(shape: tuple[Value, ...]) -> list[str]:
-    """What the dimensions rest on: a size computed from the default device count."""
-    found = assumption_of(*shape)
-    return [found] if found is not None else []
+    """What the dimensions rest on (a size computed from the default device count, a flag's
+    default), each dimension's own: `(args.n, 2**args.power)` rests on both flags."""
+    found = (assumption_of(size) for size in shape)
+    return list(dict.fromkeys(a for a in found if a is not None))
 
 
 def constructor_name(mesh: Mesh) -> str:

@@ -55,6 +55,20 @@ def test_absl_flags_read_their_defaults_as_assumptions() -> None:
     assert not _errors(analysis)
 
 
+def test_a_shape_from_two_flags_names_both_defaults() -> None:
+    """Each dimension's assumption is the site's: the second flag's default is as much an
+    assumption as the first's (jax_nccl_test's `(n_reps, n_devices_per_rep, 2**args.power)`)."""
+    source = (
+        ABSL + "    d = jax.device_put(jnp.zeros((FLAGS.dp, 2**FLAGS.heads[0])), NamedSharding(mesh, P()))\n"
+    )
+    d = site_named(analyze(source, STATED), "d")
+    assert d.shape == (2, 64)
+    assert {
+        "the default of --dp (a run may pass another value)",
+        "the default of --heads (a run may pass another value)",
+    } <= set(d.assumptions)
+
+
 def test_a_flag_without_a_default_or_not_defined_stays_unknown() -> None:
     analysis = analyze(ABSL, STATED)
     assert site_named(analysis, "b").shape[0] == SymbolicDim("batch")
