@@ -322,6 +322,8 @@ class SiteBuilder:
         built = built_in(sharding, self.path)
         shape_assumed = shape_assumptions(shape) if shape else []
         notes.extend(shape_assumed)  # a size computed from the default device count says so
+        if dtype is None and dims is not None:  # the bytes shown rest on a dtype nobody wrote
+            notes.append(f"dtype not known here: bytes assume {self.default_dtype.name}")
         uncertain = [*assumed, *shape_assumed]
         layout: Layout | None = None
         if mesh is not None:

@@ -439,3 +439,20 @@ def test_padding_in_a_function_only_assumed_to_be_jitted_names_that_assumption()
     )
     assert jitted.assumptions == ()
     assert "assumed" not in jitted.message
+
+
+def test_bytes_of_an_array_of_unknown_dtype_name_the_dtype_they_assume() -> None:
+    """`dtype=DTYPE` from a module not read: the bytes shown rest on the default dtype, so the
+    site says so; a dtype the code writes adds no such note."""
+    source = (
+        "import jax, jax.numpy as jnp\n"
+        "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+        "from config import DTYPE\n"
+        "mesh = jax.make_mesh((8,), ('i',))\n"
+        "a = jax.device_put(jnp.zeros((16, 4), dtype=DTYPE), NamedSharding(mesh, P('i')))\n"
+        "b = jax.device_put(jnp.zeros((16, 4), dtype=jnp.bfloat16), NamedSharding(mesh, P('i')))\n"
+    )
+    sites = {s.name: s for s in analyze(source, Settings(device_count=8)).sites}
+    assert sites["a"].shard_shape == (2, 4)
+    assert "dtype not known here: bytes assume float32" in sites["a"].assumptions
+    assert not any("dtype" in note for note in sites["b"].assumptions)
