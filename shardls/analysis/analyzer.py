@@ -152,6 +152,8 @@ class Analyzer:
         )
         builder.file_meshes = find_meshes(evaluator, module, builder, (passes, self.workspace))
         typing = TypingPass(evaluator, module, any(has_explicit_axis(m.mesh) for m in builder.file_meshes))
+        if evaluator.typing is not None:
+            evaluator.typing.file_typed = typing.active
         if self.sharded_types:
             walker.type_with(typing.statement, typing.idle, typing.inactive, typing.wants)
         if not builder.file_meshes and builder.fallback_mesh is None:

@@ -18,6 +18,7 @@ from shardls.analysis.facts import SiteKind
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import sharding_of
 from shardls.analysis.library.transforms import NNX_JITS
+from shardls.analysis.recognizers.body_result import body_result
 from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
 from shardls.analysis.recognizers.sharding_pairs import Pair, pair_arguments
 from shardls.analysis.recognizers.wrapped import (
@@ -27,7 +28,6 @@ from shardls.analysis.recognizers.wrapped import (
     application_of,
     at_call,
     binds,
-    body_result,
     call_site,
     call_sites,
     caller_walker,

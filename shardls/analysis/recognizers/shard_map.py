@@ -19,6 +19,7 @@ from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import MeshFact, Related, SiteKind, Span
 from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.convert import python_scalar_array
+from shardls.analysis.recognizers.body_result import body_result
 from shardls.analysis.recognizers.nnx_lifted import nnx_result, nnx_site
 from shardls.analysis.recognizers.sharding_pairs import Argument, Pair, pair_arguments
 from shardls.analysis.recognizers.wrapped import (
@@ -27,7 +28,6 @@ from shardls.analysis.recognizers.wrapped import (
     application_of,
     at_call,
     binds,
-    body_result,
     call_sites,
     caller_walker,
     output_pairs,

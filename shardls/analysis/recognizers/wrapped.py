@@ -394,41 +394,6 @@ def quiet_mesh(builder: SiteBuilder, visit: Visit, span: Span) -> MeshFact | Non
     return builder.fallback_for(span)
 
 
-# -- what the wrapped function returns -------------------------------------------------------------
-
-
-def body_result(evaluator: Evaluator, app: Application, locals_: Mapping[str, Value]) -> Value:
-    """What the wrapped function returns with its parameters bound (evaluated, never run)."""
-    function = app.function
-    if isinstance(function, FunctionV):
-        info = function.func
-        depth = app.visit.frame.call_depth + 1
-        results = [
-            evaluator.evaluate(
-                ret.value,
-                Frame(
-                    info.module,
-                    info.scope,
-                    info.segment,
-                    info.scope.order_of.get(id(ret)),
-                    locals_,
-                    depth,
-                    runs_at=app.visit.frame.callee_runs_at(),
-                ),
-            )
-            for ret in info.returns
-            if ret.value is not None
-        ]
-        if results and all(result == results[0] for result in results):
-            return results[0]
-        return Unknown(f"{info.name}() returns different values")
-    lambda_node = app.lambda_node
-    if lambda_node is not None:
-        frame = app.visit.frame
-        return evaluator.evaluate(lambda_node.body, replace(frame, locals={**frame.locals, **locals_}))
-    return Unknown("the wrapped function is not visible")
-
-
 # -- how the wrapped function's body runs -----------------------------------------------------------
 
 Binder = Callable[[Evaluator, Application, CallSite], tuple[dict[str, Value], Context]]

@@ -41,6 +41,9 @@ class TypeRecorder:
 
     def __init__(self) -> None:
         self.events: list[TypeEvent] = []
+        self.file_typed = True
+        """Whether a mesh of the file has Explicit axes (`TypingPass.active`): where it has none
+        and the context mesh has none, no array can have a sharded type (`propagate.may_type`)."""
 
     def record(self, event: TypeEvent) -> None:
         self.events.append(event)

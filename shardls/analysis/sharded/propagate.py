@@ -59,6 +59,17 @@ def has_explicit_axis(mesh: Mesh) -> bool:
     return (AxisType.EXPLICIT in types or AxisType.MANUAL in types) and mesh.is_resolved
 
 
+def may_type(evaluator: Evaluator) -> bool:
+    """Whether an evaluation now may record a typed operation (`Evaluator.typing`): not where no
+    mesh of the file has Explicit axes and the context mesh has none (`TypingPass.inactive`).
+    What is not evaluated there cannot change what the typing pass reports."""
+    recorder = evaluator.typing
+    if recorder is None:
+        return False
+    mesh = evaluator.state.context_mesh
+    return recorder.file_typed or (mesh is not None and has_explicit_axis(mesh.mesh))
+
+
 def operand(value: Value, like: TypedArray) -> ShardedType | None:
     """An operand as JAX's rule sees it: a typed array on the same mesh, or a Python number
     (weakly typed, rank 0); None when its type is not known."""
