@@ -99,7 +99,16 @@ def rewrites_argument(call: ast.Call, module: ModuleInfo) -> bool:
 
 @per_node
 def _statements(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    return sum(isinstance(node, ast.stmt) for node in ast.walk(function)) - 1
+    """The statements of the function's body, counted up to one more than a helper may have
+    (`MAX_HELPER_STATEMENTS`): a model's `forward` is asked too, and walking all its nodes to
+    count hundreds of statements was most of the helper search in jax-llm-examples."""
+    count = -1
+    for node in ast.walk(function):
+        if isinstance(node, ast.stmt):
+            count += 1
+            if count > MAX_HELPER_STATEMENTS:
+                break
+    return count
 
 
 @per_node
