@@ -81,7 +81,9 @@ async def test_a_burst_of_edits_is_coalesced_up_to_its_last_version(
     """The first edit of a burst finds the server idle and is analysed at once (its publish may
     come before the rest of the burst is read: an incremental analysis of it takes a few ms);
     the edits that come meanwhile wait and are analysed together, at the last version, which is
-    published last."""
+    published last. A version may be published twice: the open's first analysis publishes what
+    it has found so far (`Diagnostics.partial`), and on a loaded machine the wait below can end
+    on that, before the open's complete publish."""
     await initialize(client, tmp_path)
     uri = open_file(client, tmp_path / "model.py", MODEL)
     await published(client, uri, lambda p: p.version == 1)
@@ -95,8 +97,8 @@ async def test_a_burst_of_edits_is_coalesced_up_to_its_last_version(
     assert codes(params.diagnostics) == ["SH001"]
     versions = [p.version for p in client.published if p.uri == uri]
     assert versions[0] == 1 and versions[-1] == 6
-    assert versions == sorted(set(versions))  # never an older version after a newer one
-    assert len(versions) < 6  # not one analysis per keystroke
+    assert versions == sorted(versions)  # never an older version after a newer one
+    assert len(set(versions)) < 6  # not one analysis per keystroke
 
 
 async def test_a_syntax_error_elsewhere_keeps_the_rest_analysed(
