@@ -19,7 +19,7 @@ from typing import Generic, Protocol, Self, TypeVar, cast
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
-from shardls.analysis.line_shift import LineMap, Shifter, Unshiftable, line_map
+from shardls.analysis.line_shift import LineMap, Plan, Shifter, Unshiftable, line_map
 from shardls.analysis.literal_lines import file_lines
 from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.module_info import ModuleInfo
@@ -200,6 +200,8 @@ class FileCache(Generic[R]):
         """The key of the entry of each segment the edit moved, by the moved segment's id."""
         self._method_edit: MethodEdit | None = None
         """The edit of the module `stale` was last asked about, when confined to one method."""
+        self._plans: dict[int, Plan] = {}
+        """Where what the last move of the results met holds lines (`Shifter.plans`)."""
 
     def fits(self, fingerprint: object, module: ModuleInfo) -> bool:
         """Whether the kept results rest on `fingerprint`, the one of an analysis of `module`:
@@ -210,7 +212,7 @@ class FileCache(Generic[R]):
             moves = line_map(self._module, module)
             if moves is not None:
                 lines, moved = moves
-                self._shifter = Shifter(lines, self.path, file_lines(module))
+                self._shifter = Shifter(lines, self.path, file_lines(module), self._plans)
                 self._moved = {id(now): was for was, now in moved.items() if was in self._entries}
         if fingerprint == self.fingerprint:
             return True
@@ -325,6 +327,8 @@ class FileCache(Generic[R]):
         for gone in self._entries.keys() - ids:
             self._forget(gone)
         self._module = module
+        if self._shifter is not None:
+            self._plans = self._shifter.plans
         self._shifter, self._moved = None, {}
         for path in [path for path in self._versions if ("module", path) not in self._readers]:
             del self._versions[path]

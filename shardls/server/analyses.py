@@ -285,7 +285,8 @@ class Analyses:
         reads = workspace.reads = None if place is None else WorkspaceReads()
         try:
             progress = self._progress(unit, loop) if first else None
-            analysis = analyzer.analyze(unit.path, unit.text, settings, progress)
+            with self._collection.analysing():
+                analysis = analyzer.analyze(unit.path, unit.text, settings, progress)
         finally:
             workspace.reads = None
         self._analysed.add(unit.path)

@@ -177,3 +177,35 @@ def test_a_line_a_literal_could_make_is_not_moved() -> None:
     assert literal.value("literal at line 7") == "literal at line 9"
     with pytest.raises(Unshiftable):
         literal.value("literal at line 6")
+
+
+@pytest.mark.parametrize("at", [0, 4, 11, 14])
+def test_enters_each_undone_by_the_whole_text_keep_moving_every_result(at: int) -> None:
+    """As an editor's Enters undone by the whole text: every move after the first walks only
+    what the move before found holding lines (`Shifter.plans`), and each outcome is still a fresh
+    analysis's, with nothing analysed again."""
+    analyzer = _Counting()
+    analyzer.analyze(PATH, MODEL)
+    entered = _lines(MODEL, at, [""])
+    for _ in range(4):
+        assert _edit(analyzer, entered) == 0
+        assert _edit(analyzer, MODEL) == 0
+    assert _edit(analyzer, _lines(MODEL, at, ["", ""])) == 0
+    assert _edit(analyzer, MODEL) == 0
+
+
+def test_a_shift_after_another_walks_only_what_holds_lines() -> None:
+    """The plans a shifter leaves: the next shifter hands back what held no lines as it is, and
+    moves the rest as a shifter without plans would."""
+    sites = Analyzer().analyze(PATH, MODEL).sites
+    first = Shifter(LineMap(0, 1, 1), PATH, NONE)
+    once = first.values(sites)
+    inert = [value for value, hot in first.plans.values() if hot == ()]
+    assert inert, "no site holds a spec, a layout or a text without lines"
+    second = Shifter(LineMap(0, 1, -1), PATH, NONE, first.plans)
+    back = second.values(once)
+    assert back == list(sites)
+    assert back == Shifter(LineMap(0, 1, -1), PATH, NONE).values(once)
+    assert all(second.plans[id(value)][0] is value for value in inert if id(value) in second.plans)
+    assert [s.spec for s in back] == [s.spec for s in sites]
+    assert all(a.spec is b.spec for a, b in zip(back, once))

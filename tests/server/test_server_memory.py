@@ -201,3 +201,24 @@ async def test_a_due_full_collection_waits_for_a_pause_in_requests(tmp_path: Pat
     assert timer.cancelled()
     assert analyses._idle is not None and analyses._idle.when() > timer.when()
     analyses.close()
+
+
+async def test_what_an_analysis_made_is_frozen_before_the_collector_runs_again() -> None:
+    """`Collection.analysing`: the collector is paused through the analysis, and what it made is
+    frozen as it ends (no young collection traverses an Enter's moved results), with the
+    collector's state as it was."""
+    collection = Collection()
+    was_enabled = gc.isenabled()
+    gc.enable()
+    try:
+        with collection.analysing():
+            assert not gc.isenabled()
+            made = [[index] for index in range(5_000)]
+        assert gc.isenabled()
+        young = {id(item) for item in gc.get_objects(0)}
+        assert not any(id(item) in young for item in made)
+        assert gc.get_count()[0] < 5_000
+    finally:
+        gc.unfreeze()
+        if not was_enabled:
+            gc.disable()
