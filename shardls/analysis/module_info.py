@@ -55,6 +55,21 @@ class ModuleInfo:
     function_infos: dict[tuple[int, int, int], FunctionInfo] = field(default_factory=dict, repr=False)
     """The infos of the module's functions (not methods, whose class holds them), likewise."""
 
+    def release(self) -> None:
+        """Drop what the module made of its source (scope, call index, the infos of its classes
+        and functions, searches) once no version of the workspace keeps it (`definitions.dropped`
+        says why); its source stays, for the line maps of the modules made from it."""
+        from shardls.analysis.definitions import dropped
+
+        for info in self.class_infos.values():
+            info.release()
+        for function in self.function_infos.values():
+            function.release()
+        self.class_infos.clear()
+        self.function_infos.clear()
+        self.searches.clear()
+        dropped(self)
+
     def changed_since(self, earlier: ModuleInfo) -> tuple[frozenset[str], frozenset[str]] | None:
         """The names whose bindings, and the names whose callers, may differ from `earlier`'s,
         when this module's scope and call index were made from `earlier`'s (None otherwise:

@@ -63,6 +63,8 @@ class ModuleVersions:
             versions.append(key)
             return cached
         dotted = name()
+        for earlier in self._steps.get(file, ()):
+            earlier.release()
         made = self._steps[file] = []
         for step in steps:
             assert previous is not None
@@ -77,7 +79,8 @@ class ModuleVersions:
         edit = None if found is None else found.last_edit
         source = self.parser.parse(text, previous.source if previous is not None else None, edit)
         module = ModuleInfo(path, dotted, source, None if previous is None else weakref.ref(previous))
-        self._modules.pop(key, None)
+        if cached is not None:
+            _release(self._modules.pop(key))  # a revert's text, made again from the latest
         self._modules[key] = module
         self._latest[file] = module
         versions = self._versions.setdefault(file, [])
@@ -85,12 +88,13 @@ class ModuleVersions:
             versions.remove(key)
         versions.append(key)
         while len(versions) > VERSIONS:
-            self._modules.pop(versions.pop(0), None)
+            _release(self._modules.pop(versions.pop(0), None))
         while len(self._modules) > MODULE_CACHE:
             evicted, dropped = self._modules.popitem(last=False)
             self._versions[evicted[0]].remove(evicted)
             if self._latest.get(evicted[0]) is dropped:
                 del self._latest[evicted[0]]
+            dropped.release()
         return module
 
     def forget(self, file: str) -> None:
@@ -99,8 +103,17 @@ class ModuleVersions:
             module = self._modules.pop(version, None)
             if module is not None:
                 self.parser.forget(module.source)
+            _release(module)
         self._latest.pop(file, None)
-        self._steps.pop(file, None)
+        for earlier in self._steps.pop(file, ()):
+            earlier.release()
+
+
+def _release(module: ModuleInfo | None) -> None:
+    """A module no version keeps any more lets go of what it made of itself (`ModuleInfo.release`),
+    so that reference counting frees it."""
+    if module is not None:
+        module.release()
 
 
 def _steps(latest: ModuleInfo | None, text: str) -> Steps | None:

@@ -140,13 +140,16 @@ class Walker:
         self._pruning = self._pruned()
 
     def _pruned(self) -> WalkPruning:
+        # The meshes, not the walker: a walker holding a function that holds it is a cycle,
+        # which kept each analysis's evaluator and its memos until a full collection.
+        meshes = self.meshes
         return WalkPruning(
             self.evaluator,
             self._mentions,
             self.on_statement is not None,
             self.idle,
             self.inactive,
-            lambda: bool(self.meshes.mesh_setters),
+            lambda: bool(meshes.mesh_setters),
         )
 
     @cached_property
