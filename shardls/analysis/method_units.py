@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar, cast
 
 from shardls.analysis.facts import Diagnostic, Site
-from shardls.analysis.line_shift import Shifter, Unshiftable
+from shardls.analysis.line_shift import Shifter, Unshiftable, rebuilt
 from shardls.analysis.module_info import called_names
 from shardls.analysis.source import Segment
 from shardls.analysis.workspace import Version, Workspace
@@ -68,7 +68,7 @@ class UnitResult:
         trusted = not self.modules
         sites = cast(list[Site], shifter.values(self.sites, trusted))
         diagnostics = cast(list[Diagnostic], shifter.values(self.diagnostics, trusted))
-        return replace(self, sites=sites, diagnostics=diagnostics)
+        return cast(UnitResult, rebuilt(self, {"sites": sites, "diagnostics": diagnostics}))
 
 
 def class_members(segment: Segment) -> tuple[ast.stmt, ...] | None:

@@ -13,13 +13,13 @@ against every name it read took a fifth of an edit's analysis of a 20k-line file
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Generic, Protocol, Self, TypeVar, cast
 
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
-from shardls.analysis.line_shift import LineMap, Plan, Shifter, Unshiftable, line_map
+from shardls.analysis.line_shift import LineMap, Plan, Shifter, Unshiftable, line_map, rebuilt
 from shardls.analysis.literal_lines import file_lines
 from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.module_info import ModuleInfo
@@ -82,9 +82,8 @@ class SegmentResult:
             return self
         order = tuple(site_order(site) for site in sites)
         units = None if self.units is None else tuple(unit.moved(shifter) for unit in self.units)
-        return replace(
-            self, sites=sites, placed=tuple(placed), order=order, diagnostics=diagnostics, units=units
-        )
+        changes = {"sites": sites, "placed": tuple(placed), "order": order, "diagnostics": diagnostics}
+        return cast(SegmentResult, rebuilt(self, {**changes, "units": units}))
 
 
 def _same(made: Sequence[object], kept: Sequence[object]) -> bool:
