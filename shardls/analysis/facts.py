@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -310,9 +310,22 @@ class FileAnalysis:
         found = {id(d): d for line in range(first, last + 1) for d in self._diagnostic_lines.on(line)}
         return sorted(found.values(), key=lambda d: self._diagnostic_order[id(d)])
 
-    def index_lines(self) -> None:
+    def index_lines(self, previous: FileAnalysis | None = None) -> None:
         """Build the per-line lookups now: a server does it in its analysis thread, so that the
-        first hover after an analysis does not pay for them."""
+        first hover after an analysis does not pay for them. `previous`: an analysis of the same
+        file whose lookups are built, which this one's are made from where it has the same
+        sites and diagnostics (the very objects: an edit keeps those it did not touch), instead
+        of going over all of them (18 ms of an edit of a 20k-line file's 4,444 sites)."""
+        if previous is not None and previous.path == self.path:
+            made = vars(previous)
+            if "_site_lines" in made and "_site_lines" not in vars(self):
+                before = (*previous.sites, *previous.names)
+                now = (*self.sites, *self.names)
+                self.__dict__["_site_lines"] = previous._site_lines.updated(before, now, _spans_of)
+            if "_diagnostic_lines" in made and "_diagnostic_lines" not in vars(self):
+                self.__dict__["_diagnostic_lines"] = previous._diagnostic_lines.updated(
+                    previous.diagnostics, self.diagnostics, _diagnostic_spans
+                )
         self.sites_on(0)
         self.diagnostics_on(0, 0)
 
@@ -322,7 +335,7 @@ class FileAnalysis:
 
     @functools.cached_property
     def _diagnostic_lines(self) -> _LineIndex[Diagnostic]:
-        return _LineIndex.of(self.diagnostics, lambda d: [d.span])
+        return _LineIndex.of(self.diagnostics, _diagnostic_spans)
 
     @functools.cached_property
     def _diagnostic_order(self) -> dict[int, int]:
@@ -354,16 +367,61 @@ class _LineIndex(Generic[_Item]):
         long: list[tuple[_Item, list[Span]]] = []
         for item in items:
             spans = spans_of(item)
-            if any(span.end_line - span.line > LONG_SITE_LINES for span in spans):
+            if _long(spans):
                 long.append((item, spans))
                 continue
             for line in _covered(spans):
                 by_line.setdefault(line, []).append(item)
         return cls(by_line, long)
 
+    def updated(
+        self, before: Sequence[_Item], now: Sequence[_Item], spans_of: Callable[[_Item], list[Span]]
+    ) -> _LineIndex[_Item]:
+        """The index of `now`, made from this one, the index of `before`: only the lines of the
+        items that came or went are made again (by identity: the same object has the same
+        spans). Made whole when a quarter of them differ (an Enter moves every site below it)."""
+        was = {id(item) for item in before}
+        kept = {id(item) for item in now}
+        came = [item for item in now if id(item) not in was]
+        gone = [item for item in before if id(item) not in kept]
+        if not came and not gone:
+            return self
+        if len(came) + len(gone) > len(now) // 4:
+            return _LineIndex.of(now, spans_of)
+        order = {id(item): index for index, item in enumerate(now)}
+        by_line = dict(self.by_line)
+        long = [(item, spans) for item, spans in self.long if id(item) in kept]
+        touched: set[int] = set()
+        added: dict[int, list[_Item]] = {}
+        for item in gone:
+            spans = spans_of(item)
+            if not _long(spans):
+                touched.update(_covered(spans))
+        for item in came:
+            spans = spans_of(item)
+            if _long(spans):
+                long.append((item, spans))
+                continue
+            for line in _covered(spans):
+                added.setdefault(line, []).append(item)
+                touched.add(line)
+        for line in touched:
+            items = [item for item in self.by_line.get(line, ()) if id(item) in kept] + added.get(line, [])
+            if items:
+                by_line[line] = sorted(items, key=lambda item: order[id(item)])
+            else:
+                by_line.pop(line, None)
+        long.sort(key=lambda pair: order[id(pair[0])])
+        return _LineIndex(by_line, long)
+
     def on(self, line: int) -> list[_Item]:
         covering = (item for item, spans in self.long if any(s.line <= line <= s.end_line for s in spans))
         return [*self.by_line.get(line, ()), *covering]
+
+
+def _long(spans: list[Span]) -> bool:
+    """Spans an item is checked by on every lookup instead of being indexed by line."""
+    return any(span.end_line - span.line > LONG_SITE_LINES for span in spans)
 
 
 def _covered(spans: list[Span]) -> Iterable[int]:
@@ -377,6 +435,10 @@ def _covered(spans: list[Span]) -> Iterable[int]:
         if second.line <= first.end_line + 1 and first.line <= second.end_line + 1:
             return range(min(first.line, second.line), max(first.end_line, second.end_line) + 1)
     return sorted({line for span in spans for line in range(span.line, span.end_line + 1)})
+
+
+def _diagnostic_spans(diagnostic: Diagnostic) -> list[Span]:
+    return [diagnostic.span]
 
 
 def _spans_of(site: Site) -> list[Span]:

@@ -101,6 +101,8 @@ class Analyses:
         self._latest: dict[str, tuple[_Key, Result]] = {}
         self._models: dict[str, tuple[_Key, Models]] = {}
         self._pending: dict[tuple[str, _Key], asyncio.Future[Result]] = {}
+        self._indexed: dict[str, FileAnalysis] = {}
+        """The analysis of each file whose lookups were built last (in the analysis thread)."""
         self.generation = 0
         self._collection = collection or Collection()
         self._idle: asyncio.TimerHandle | None = None
@@ -125,6 +127,7 @@ class Analyses:
             if self._analyzer is not None:
                 self._analyzer.forget(path)
             workspace.forget(path)
+            self._indexed.pop(path, None)
 
     def changed(self) -> None:
         """Something any result may depend on changed (a document, a file on disk)."""
@@ -308,9 +311,15 @@ class Analyses:
         Then what the analysis left is settled (`Collection.settle`): the diagnostics are sent,
         and the next edit's collections no longer traverse what the analysis keeps."""
         with contextlib.suppress(RuntimeError):
-            self._executor.submit(analysis.index_lines)
+            self._executor.submit(self._index, analysis)
             self._executor.submit(self._collection.settle)
         self._when_idle()
+
+    def _index(self, analysis: FileAnalysis) -> None:
+        """In the analysis thread: the lookups of the file's analysis, made from those of the one
+        indexed before it where it kept the same sites (`FileAnalysis.index_lines`)."""
+        analysis.index_lines(self._indexed.get(analysis.path))
+        self._indexed[analysis.path] = analysis
 
     def _progress(self, unit: Unit, loop: asyncio.AbstractEventLoop) -> Progress | None:
         """What the first analysis of a file reports as it goes (at PARTIAL_AFTER seconds, then

@@ -63,3 +63,41 @@ def test_diagnostics_by_lines_equal_a_scan() -> None:
                 assert analysis.diagnostics_on(first, end) == expected, (analysis.path, first, end)
                 checked += bool(expected)
     assert checked > 50
+
+
+def _lookups(analysis: FileAnalysis, last: int) -> list[tuple[list[int], list[int]]]:
+    return [
+        ([id(s) for s in analysis.sites_on(line)], [id(d) for d in analysis.diagnostics_on(line, line)])
+        for line in range(last + 2)
+    ]
+
+
+def test_lookups_made_from_the_last_analysis_equal_those_made_whole() -> None:
+    """A server builds an edit's lookups from the last analysis' (`index_lines(previous)`): only
+    the lines of the sites and diagnostics that came or went are made again. For a number
+    changed, a site added, one removed, a long call edited, and an Enter (every site below it
+    moves: made whole), each lookup is the one a fresh index gives, in the same order."""
+    from shardls.analysis.analyzer import Analyzer
+
+    base = (EXAMPLES / "mistakes.py").read_text() + "\n" + LONG_CALL.split("\n\n", 1)[1]
+    lines = base.split("\n")
+    edits = [
+        base.replace("(8, 16)", "(7, 16)"),
+        base.replace('"modle"', '"model"'),
+        base + 'y = jax.device_put(jnp.zeros((6, 16)), NamedSharding(mesh, P("data")))\n',
+        base.replace("(8, 16)", "(7, 16)"),
+        base,
+        "\n".join(lines[:3] + [""] + lines[3:]),
+        base,
+    ]
+    analyzer = Analyzer()
+    previous = analyzer.analyze("/virtual/m.py", base)
+    previous.index_lines()
+    assert len(previous.diagnostics) > 4 and len(previous.sites) > 4
+    for text in edits:
+        analysis = analyzer.analyze("/virtual/m.py", text)
+        analysis.index_lines(previous)
+        fresh = FileAnalysis(**{name: getattr(analysis, name) for name in analysis.__dataclass_fields__})
+        last = len(text.split("\n"))
+        assert _lookups(analysis, last) == _lookups(fresh, last), text[-200:]
+        previous = analysis
