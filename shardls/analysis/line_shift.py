@@ -93,10 +93,12 @@ class Shifter:
         self._done: dict[tuple[int, bool, bool], tuple[object, object]] = {}
         self._texts: dict[tuple[str, bool], str] = {}
         self._known = plans or {}
+        self._hot: dict[tuple[str | int, ...], tuple[str | int, ...]] = {}
+        """Each plan's fields or items once (the sites of a file share a few)."""
         self.plans: dict[int, Plan] = {}
-        """Where each object this shift met or made holds what a map moves, by id: the results
-        it moved share them, so the next edit's shifter walks only those fields and items, and
-        hands back an object that holds none as it is. An Enter moves every result below it, and
+        """Where each object this shift made holds what a map moves, by id, and the outermost
+        objects in them that hold none: the results it moved share them, so the next edit's
+        shifter walks only those fields and items, and hands back the others as they are. An Enter moves every result below it, and
         walking every field of each site, spec and layout again took most of its time at 20k
         lines. Holding the objects here keeps their ids theirs."""
 
@@ -106,7 +108,13 @@ class Shifter:
         return self._value(value, trusted, foreign)[0]
 
     def values(self, values: Iterable[object], trusted: bool = True) -> list[object]:
-        return [self._value(value, trusted, False)[0] for value in values]
+        moved = []
+        for value in values:
+            made, held = self._value(value, trusted, False)
+            if held:
+                self._keep(value)
+            moved.append(made)
+        return moved
 
     def _value(self, value: object, trusted: bool, foreign: bool) -> tuple[object, bool]:
         """`value` moved, and whether it holds nothing a map moves (it is then `value`)."""
@@ -125,16 +133,21 @@ class Shifter:
         plan = self._known.get(key) or self.plans.get(key)
         hot = None if plan is None else plan[1]
         if hot == ():
-            self.plans[key] = (value, hot)
             return value, True
         done = self._done.get((key, trusted, foreign))
         if done is not None:
             return done[1], False
         made, hot = self._made(value, trusted, foreign, hot)
         self._done[(key, trusted, foreign)] = (value, made)
-        if hot is not None:
-            self.plans[id(made)] = (made, hot)
+        if hot:
+            self.plans[id(made)] = (made, self._hot.setdefault(hot, hot))
         return made, hot == ()
+
+    def _keep(self, value: object) -> None:
+        """Keep an object that holds nothing a map moves among the plans, when a moved value
+        holds it (what it holds itself is not walked again, so it needs none)."""
+        if not isinstance(value, (str, *_PLAIN)):
+            self.plans[id(value)] = (value, ())
 
     def _made(
         self, value: object, trusted: bool, foreign: bool, hot: tuple[str | int, ...] | None
@@ -146,10 +159,16 @@ class Shifter:
         if isinstance(value, (tuple, list)):
             items = list(value)
             found: list[str | int] = []
+            inert = []
             for index in range(len(items)) if hot is None else cast(tuple[int, ...], hot):
                 items[index], held = self._value(items[index], trusted, foreign)
                 if not held:
                     found.append(index)
+                elif hot is None:
+                    inert.append(items[index])
+            if found:
+                for item in inert:
+                    self._keep(item)
             if all(a is b for a, b in zip(items, value)):
                 return value, tuple(found)
             return type(value)(items), tuple(found)
@@ -170,13 +189,19 @@ class Shifter:
             inner = foreign or (isinstance(path, str) and path != self.path)
             changes = {}
             names: list[str | int] = []
+            held_fields = []
             for name in _init_fields(type(value)) if hot is None else cast(tuple[str, ...], hot):
                 before = getattr(value, name)
                 after, held = self._value(before, trusted, inner)
                 if not held:
                     names.append(name)
+                elif hot is None:
+                    held_fields.append(before)
                 if after is not before:
                     changes[name] = after
+            if names:
+                for field in held_fields:
+                    self._keep(field)
             return (rebuilt(value, changes) if changes else value), tuple(names)
         raise Unshiftable(f"cannot move a {type(value).__name__}")
 
