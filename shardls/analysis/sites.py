@@ -417,24 +417,38 @@ class SiteBuilder:
             via = (self.via.assumption,)
             if not span.within(self.via.span):
                 span = self.via.span  # a place in the helper's file: the call here
-        if not self.record.first_time((span, problem.code, problem.message)):
-            return
-        data = dict(problem.data)
-        if site_name:
-            data["site"] = site_name
-        if spec is not None:
-            data["spec"] = spec.spec.to_json()
-        rule = CORE_RULES.get(problem.code)
-        deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
-        stated = tuple(dict.fromkeys(assumed))
-        basis = (*stated, *via)
-        severity, message = problem.severity, problem.message
-        if basis:
-            data["assumptions"] = list(basis)
-            advice = [how_to_state(stated)] if stated else []
-            message += f" (if {'; '.join(basis)}: {'; '.join([*advice, *(VIA_ADVICE for _ in via)])})"
-            if severity is Severity.ERROR:
-                severity = Severity.WARNING
-        self.diagnostics.append(
-            Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis, raised_at)
-        )
+        if self.record.first_time((span, problem.code, problem.message)):
+            self.diagnostics.append(
+                diagnostic_of(span, problem, related, site_name, spec, assumed, via, raised_at)
+            )
+
+
+def diagnostic_of(
+    span: Span,
+    problem: Problem,
+    related: tuple[Related, ...],
+    site_name: str | None,
+    spec: SpecV | None,
+    assumed: Iterable[str],
+    via: tuple[str, ...],
+    raised_at: Span | None,
+) -> Diagnostic:
+    """A problem as the diagnostic `SiteBuilder.report` describes, with the data quick fixes
+    reuse; what it rests on (`assumed`, then `via`) is named in its message."""
+    data = dict(problem.data)
+    if site_name:
+        data["site"] = site_name
+    if spec is not None:
+        data["spec"] = spec.spec.to_json()
+    rule = CORE_RULES.get(problem.code)
+    deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
+    stated = tuple(dict.fromkeys(assumed))
+    basis = (*stated, *via)
+    severity, message = problem.severity, problem.message
+    if basis:
+        data["assumptions"] = list(basis)
+        advice = [how_to_state(stated)] if stated else []
+        message += f" (if {'; '.join(basis)}: {'; '.join([*advice, *(VIA_ADVICE for _ in via)])})"
+        if severity is Severity.ERROR:
+            severity = Severity.WARNING
+    return Diagnostic(span, problem.code, severity, message, related, deprecated, data, basis, raised_at)
