@@ -365,13 +365,7 @@ class _LineIndex(Generic[_Item]):
     def of(cls, items: Iterable[_Item], spans_of: Callable[[_Item], list[Span]]) -> _LineIndex[_Item]:
         by_line: dict[int, list[_Item]] = {}
         long: list[tuple[_Item, list[Span]]] = []
-        for item in items:
-            spans = spans_of(item)
-            if _long(spans):
-                long.append((item, spans))
-                continue
-            for line in _covered(spans):
-                by_line.setdefault(line, []).append(item)
+        _index_into(items, spans_of, by_line, long)
         return cls(by_line, long)
 
     def updated(
@@ -397,14 +391,7 @@ class _LineIndex(Generic[_Item]):
             spans = spans_of(item)
             if not _long(spans):
                 touched.update(_covered(spans))
-        for item in came:
-            spans = spans_of(item)
-            if _long(spans):
-                long.append((item, spans))
-                continue
-            for line in _covered(spans):
-                added.setdefault(line, []).append(item)
-                touched.add(line)
+        touched.update(_index_into(came, spans_of, added, long))
         for line in touched:
             items = [item for item in self.by_line.get(line, ()) if id(item) in kept] + added.get(line, [])
             if items:
@@ -417,6 +404,25 @@ class _LineIndex(Generic[_Item]):
     def on(self, line: int) -> list[_Item]:
         covering = (item for item, spans in self.long if any(s.line <= line <= s.end_line for s in spans))
         return [*self.by_line.get(line, ()), *covering]
+
+
+def _index_into(
+    items: Iterable[_Item],
+    spans_of: Callable[[_Item], list[Span]],
+    by_line: dict[int, list[_Item]],
+    long: list[tuple[_Item, list[Span]]],
+) -> set[int]:
+    """Index `items` by the lines they cover, or among the long ones; the lines indexed."""
+    lines: set[int] = set()
+    for item in items:
+        spans = spans_of(item)
+        if _long(spans):
+            long.append((item, spans))
+            continue
+        for line in _covered(spans):
+            by_line.setdefault(line, []).append(item)
+            lines.add(line)
+    return lines
 
 
 def _long(spans: list[Span]) -> bool:
