@@ -379,11 +379,19 @@ def guarded_alternatives(
 
 
 def assumption_of(*values: Value | None) -> str | None:
-    """The first assumption behind any of these values (None when all are known or stated)."""
+    """What these values rest on, every distinct assumption once, joined (None when all are
+    known or stated): `args.n * jax.device_count()` rests on the flag's default and on the default
+    device count, and a test of it must not be decided as if only the flag were assumed
+    (`known_values.decided`). One already contained in another is not repeated."""
+    found: list[str] = []
     for value in values:
-        if value is not None and value.origin is not None and value.origin.assumption is not None:
-            return value.origin.assumption
-    return None
+        if value is None or value.origin is None or value.origin.assumption is None:
+            continue
+        assumption = value.origin.assumption
+        if any(assumption in kept for kept in found):
+            continue
+        found = [kept for kept in found if kept not in assumption] + [assumption]
+    return "; ".join(found) if found else None
 
 
 def as_int(value: Value) -> int | None:

@@ -207,3 +207,27 @@ def test_a_config_changed_by_a_method_call_is_unknown(tmp_path: Path) -> None:
     analysis = _train(tmp_path, changed)
     assert all(isinstance(dim, SymbolicDim) for dim in site_named(analysis, "a").shape)
     assert all(isinstance(dim, SymbolicDim) for dim in site_named(analysis, "b").shape)
+
+
+def test_a_size_computed_from_a_flag_and_the_device_count_rests_on_both() -> None:
+    """`args.n * jax.device_count()` names both assumptions, and an `if` on it is not decided by
+    the assumed count: each branch's rows are laid out."""
+    source = """
+import argparse
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--n", type=int, default=2)
+args = parser.parse_args()
+mesh = jax.make_mesh((8,), ("i",))
+total = args.n * jax.device_count()
+a = jax.device_put(jnp.zeros((total, 4)), NamedSharding(mesh, P("i")))
+rows = 12 if total > 8 else 16
+b = jax.device_put(jnp.zeros((rows, 4)), NamedSharding(mesh, P("i")))
+"""
+    analysis = analyze(source)
+    (a,) = [s for s in analysis.sites if s.name == "a"]
+    assert a.shape == (16, 4)
+    assert any("--n" in note and "default device count" in note for note in a.assumptions)
+    assert sorted(s.shape for s in analysis.sites if s.name == "b") == [(12, 4), (16, 4)]
