@@ -43,6 +43,7 @@ from shardls.analysis.values import (
     SpecV,
     Value,
     consistent,
+    distinct,
     guarded_alternatives,
 )
 from shardls.analysis.walker import Visit
@@ -382,7 +383,7 @@ class SiteBuilder:
             dtype or self.default_dtype,
             layout,
             symbolic,
-            tuple(dict.fromkeys(notes)),
+            distinct(notes),
             provenance,
             spec_span,
             self.path,
@@ -442,7 +443,7 @@ def diagnostic_of(
         data["spec"] = spec.spec.to_json()
     rule = CORE_RULES.get(problem.code)
     deprecated = problem.code in ("SH203", "SH204") or (rule is not None and "deprecated" in rule.name)
-    stated = tuple(dict.fromkeys(assumed))
+    stated = distinct(assumed)
     basis = (*stated, *via)
     severity, message = problem.severity, problem.message
     if basis:

@@ -8,7 +8,7 @@ Nothing here runs user code: a value is what the analyzer could prove about an e
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -383,15 +383,19 @@ def assumption_of(*values: Value | None) -> str | None:
     known or stated): `args.n * jax.device_count()` rests on the flag's default and on the default
     device count, and a test of it must not be decided as if only the flag were assumed
     (`known_values.decided`). One already contained in another is not repeated."""
-    found: list[str] = []
-    for value in values:
-        if value is None or value.origin is None or value.origin.assumption is None:
-            continue
-        assumption = value.origin.assumption
-        if any(assumption in kept for kept in found):
-            continue
-        found = [kept for kept in found if kept not in assumption] + [assumption]
+    found = distinct(
+        value.origin.assumption
+        for value in values
+        if value is not None and value.origin is not None and value.origin.assumption is not None
+    )
     return "; ".join(found) if found else None
+
+
+def distinct(notes: Iterable[str]) -> tuple[str, ...]:
+    """Each note once, in order, leaving out one that another contains (an assumption joined with
+    others by `assumption_of` says all it says)."""
+    unique = list(dict.fromkeys(notes))
+    return tuple(n for n in unique if not any(n != other and n in other for other in unique))
 
 
 def as_int(value: Value) -> int | None:

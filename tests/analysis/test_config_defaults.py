@@ -230,4 +230,5 @@ b = jax.device_put(jnp.zeros((rows, 4)), NamedSharding(mesh, P("i")))
     (a,) = [s for s in analysis.sites if s.name == "a"]
     assert a.shape == (16, 4)
     assert any("--n" in note and "default device count" in note for note in a.assumptions)
+    assert not any(n != m and n in m for n in a.assumptions for m in a.assumptions)  # said once
     assert sorted(s.shape for s in analysis.sites if s.name == "b") == [(12, 4), (16, 4)]
