@@ -25,7 +25,7 @@ from shardls.analysis.values import (
     guarded_alternatives,
     options,
 )
-from shardls.core import UNCONSTRAINED
+from shardls.core import UNCONSTRAINED, DType
 from shardls.core.spec import SpecEntry
 
 
@@ -94,13 +94,12 @@ def _from_callback(call: CallArgs) -> Value | None:
     """`make_array_from_callback(shape, sharding, callback, dtype=None)`: the global shape is the
     first argument; the dtype is `dtype=` when given, else that of what the callback returns for
     an index not known here (`lambda idx: host[idx]`)."""
-    target = sharding_of(call.get(1, "sharding"))
     dtype = dtype_of(call.get(3, "dtype"), call.library.environment.x64)
     callback = call.get(2, "data_callback")
     if dtype is None and callback is not None:
         block = call.evaluator.call(callback, [Unknown("a device's index")], {}, None, call.frame)
         dtype = block.dtype if isinstance(block, ArrayV) else None
-    return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
+    return _global_array(call, dtype)
 
 
 @calls("jax.make_array_from_single_device_arrays")
@@ -108,11 +107,17 @@ def _from_single_device_arrays(call: CallArgs) -> Value | None:
     """`make_array_from_single_device_arrays(shape, sharding, arrays, *, dtype=None)` (JAX-Toolbox,
     orbax, multi-host loaders): the global shape is the first argument, the dtype `dtype=` when
     given, else that of the per-device arrays when the list of them is known."""
-    target = sharding_of(call.get(1, "sharding"))
     dtype = dtype_of(call.get(None, "dtype"), call.library.environment.x64)
     arrays = call.get(2, "arrays")
     if dtype is None and isinstance(arrays, Seq) and arrays.items and isinstance(arrays.items[0], ArrayV):
         dtype = arrays.items[0].dtype
+    return _global_array(call, dtype)
+
+
+def _global_array(call: CallArgs, dtype: DType | None) -> ArrayV:
+    """The array of global shape `shape` (the first argument) laid out by `sharding` (the
+    second) that both constructors from per-device data build."""
+    target = sharding_of(call.get(1, "sharding"))
     return ArrayV(shape_of(call.get(0, "shape")), dtype, target, placed=target is not None)
 
 
