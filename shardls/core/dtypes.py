@@ -109,3 +109,54 @@ def parse_dtype(text: str, *, x64: bool = False) -> DType:
 
 
 FLOAT32 = DType("float32", 32)
+
+
+def _kind(dtype: DType) -> str:
+    """bool, int, uint or other (floating and complex types keep their dtype in every rule below)."""
+    if dtype.name == "bool":
+        return "bool"
+    if dtype.name.startswith("uint"):
+        return "uint"
+    return "int" if dtype.name.startswith("int") else "other"
+
+
+def accumulated(dtype: DType, *, x64: bool, numpy: bool) -> DType:
+    """The dtype of a sum or product (`sum`, `prod`, `nansum`): JAX widens bool and integers
+    narrower than its default integer to that integer (unsigned ones to its unsigned), so a count
+    of `True`s is not a bool; numpy widens them to 64 bits, which JAX narrows again on the device
+    without x64."""
+    kind = _kind(dtype)
+    if kind == "other":
+        return dtype
+    width = 64 if numpy or x64 else 32
+    if kind != "bool" and dtype.bits >= width:
+        return dtype
+    return parse_dtype(f"{'uint' if kind == 'uint' else 'int'}{width}", x64=x64)
+
+
+def cumulated(dtype: DType, *, x64: bool, numpy: bool) -> DType:
+    """The dtype of `cumsum`/`cumprod`: numpy's as a sum's; JAX widens only bool (to its default
+    integer) and keeps every integer type (`jnp.cumsum` of int8 is int8)."""
+    if numpy:
+        return accumulated(dtype, x64=x64, numpy=True)
+    return default_int(x64=x64) if _kind(dtype) == "bool" else dtype
+
+
+def inexact(dtype: DType, *, x64: bool, numpy: bool, ufunc: bool) -> DType:
+    """The dtype of a function that gives non-integers (`mean`, `var`, `exp`, `sqrt`, ...) of a
+    bool or integer operand: JAX gives float32 up to 32-bit integers (also with x64) and float64
+    for 64-bit ones; numpy's reductions give float64, its ufuncs the smallest float that holds the
+    operand (float16 for 8 bits, float32 for 16, float64 above); JAX narrows float64 on the
+    device without x64."""
+    if _kind(dtype) == "other":
+        return dtype
+    if numpy:
+        bits = 64 if not ufunc or dtype.bits > 16 else (16 if dtype.bits <= 8 else 32)
+    else:
+        bits = 32 if dtype.bits <= 32 else 64
+    return parse_dtype(f"float{bits}", x64=x64)
+
+
+def default_int(*, x64: bool) -> DType:
+    """JAX's default integer (`argmax`'s result, the count a `cumsum` of bools gives)."""
+    return parse_dtype("int64" if x64 else "int32", x64=x64)

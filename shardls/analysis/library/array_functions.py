@@ -11,13 +11,15 @@ shapes to stack) gives an array of unknown rank, never a guess.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.convert import shape_of
+from shardls.analysis.library.convert import dtype_of, shape_of
 from shardls.analysis.library.registry import calls, methods
 from shardls.analysis.shapes import broadcast
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Seq, Unknown, Value, as_int
 from shardls.core import DType, parse_dtype
+from shardls.core.dtypes import accumulated, cumulated, default_int, inexact
 
 _MODULES = ("jax.numpy", "numpy")
 
@@ -121,7 +123,17 @@ _REDUCTIONS = {
 _METHOD_REDUCTIONS = ("sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin")
 
 _BOOL = parse_dtype("bool")
-_INT32 = parse_dtype("int32")
+
+_ACCUMULATING = frozenset({"sum", "prod", "nansum"})
+_INEXACT_REDUCTIONS = frozenset({"mean", "std", "var", "nanmean", "median", "norm", "logsumexp"})
+_INEXACT_FUNCTIONS = frozenset(
+    {"cos", "cosh", "exp", "exp2", "expm1", "log", "log1p", "log2", "sin", "sinh", "sqrt", "tan", "tanh"}
+)
+"""Elementwise functions that give a float of an integer or bool operand (with jnp's
+`reciprocal`; numpy's keeps integers)."""
+_KEEP_BOOL = frozenset({"abs", "absolute", "ceil", "floor", "max", "min", "amax", "amin", "nanmax", "nanmin"})
+"""Those that keep a bool operand's dtype in JAX and numpy; the other functions here turn bools
+into another type or reject them, so a bool operand gives a dtype not known here."""
 
 
 def _axis_position(name: str) -> int:
@@ -129,17 +141,32 @@ def _axis_position(name: str) -> int:
     return 2 if name == "norm" else 1
 
 
-def _result_dtype(name: str, dtype: DType | None) -> DType | None:
+def _result_dtype(name: str, dtype: DType | None, *, x64: bool, numpy: bool | None) -> DType | None:
+    """The result's dtype by JAX's (or, for `numpy.` functions, numpy's) rules; `numpy` None for a
+    method, whose array may be either: the rules agree there except for the floats a bool or an
+    integer gives with x64, left unknown."""
     if name in ("any", "all"):
         return _BOOL
     if name in ("argmax", "argmin"):
-        return _INT32
+        return default_int(x64=x64)
+    if dtype is None:
+        return None
+    if name in _ACCUMULATING:
+        return accumulated(dtype, x64=x64, numpy=bool(numpy))
+    if name in ("cumsum", "cumprod"):
+        return cumulated(dtype, x64=x64, numpy=bool(numpy))
+    ufunc = name in _INEXACT_FUNCTIONS or (name == "reciprocal" and not numpy)
+    if ufunc or name in _INEXACT_REDUCTIONS:
+        result = inexact(dtype, x64=x64, numpy=bool(numpy), ufunc=ufunc)
+        return None if numpy is None and x64 and result != dtype else result
+    if dtype == _BOOL and name not in _KEEP_BOOL:
+        return None
     return dtype
 
 
-def reduced(array: ArrayV, name: str, axis: Value | None, keepdims: Value | None) -> ArrayV:
-    """`array` reduced over `axis` (None: every axis); unknown rank when the axes are not known."""
-    dtype = _result_dtype(name, array.dtype)
+def reduced(array: ArrayV, axis: Value | None, keepdims: Value | None, dtype: DType | None) -> ArrayV:
+    """`array` reduced over `axis` (None: every axis) into `dtype`; unknown rank when the axes are
+    not known."""
     if keepdims is not None and not isinstance(keepdims, Const):
         return ArrayV(None, dtype)
     keep = keepdims is not None and bool(keepdims.value)
@@ -171,22 +198,34 @@ def _axes(axis: Value | None, rank: int) -> frozenset[int] | None:
     return frozenset(found) if len(found) == len(items) else None
 
 
-@calls(*_REDUCTIONS)
-def _reduction(call: CallArgs) -> Value | None:
+@calls(*(qualname for qualname in _REDUCTIONS if qualname != "numpy.prod"))
+def array_reduction(call: CallArgs) -> Value | None:
+    """(`numpy.prod` is the builtins' reduction of known ints, which passes arrays on here.)"""
     array = call.get(0, "a", "x")
     if isinstance(array, Unknown):
         array = ArrayV(None)  # whatever it is, the result is an array (of unknown rank)
     if not isinstance(array, ArrayV):
         return None
     name = _REDUCTIONS[call.qualname]
-    return reduced(array, name, call.get(_axis_position(name), "axis"), call.get(None, "keepdims"))
+    dtype = _stated_dtype(call) or _result_dtype(
+        name, array.dtype, x64=call.library.environment.x64, numpy=call.qualname.startswith("numpy.")
+    )
+    return reduced(array, call.get(_axis_position(name), "axis"), call.get(None, "keepdims"), dtype)
+
+
+def _stated_dtype(call: CallArgs) -> DType | None:
+    """`jnp.sum(x, dtype=jnp.float32)`: the dtype asked for."""
+    return dtype_of(call.get(None, "dtype"), call.library.environment.x64)
 
 
 @methods(ArrayV, *_METHOD_REDUCTIONS)
 def _reduction_method(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
     array = method.base
     assert isinstance(array, ArrayV)
-    return reduced(array, method.name, call.get(0, "axis"), call.get(None, "keepdims"))
+    dtype = _stated_dtype(call) or _result_dtype(
+        method.name, array.dtype, x64=library.environment.x64, numpy=None
+    )
+    return reduced(array, call.get(0, "axis"), call.get(None, "keepdims"), dtype)
 
 
 @calls(*_ELEMENTWISE)
@@ -197,6 +236,9 @@ def _elementwise(call: CallArgs) -> Value | None:
     if not isinstance(array, ArrayV):
         return None
     name = call.qualname.rsplit(".", 1)[-1]
+    dtype = _elementwise_dtype(call, name, array.dtype)
+    if dtype != array.dtype:
+        array = replace(array, dtype=dtype, typed=None)
     if name in ("cumsum", "cumprod"):
         axis = call.get(1, "axis")
         if axis is None or (isinstance(axis, Const) and axis.value is None):
@@ -205,6 +247,19 @@ def _elementwise(call: CallArgs) -> Value | None:
     if name == "glu":
         return _glu(array, call.get(1, "axis"))
     return array
+
+
+def _elementwise_dtype(call: CallArgs, name: str, dtype: DType | None) -> DType | None:
+    """An activation of `jax.nn` keeps a floating operand's dtype; of an integer or bool one it
+    gives a float, keeps it or raises, by function, so that dtype is not known here."""
+    if call.qualname.startswith("jax.nn."):
+        return dtype if dtype is None or dtype.name.startswith(("float", "bfloat", "complex")) else None
+    if call.qualname.startswith("jax.lax."):
+        return dtype
+    stated = _stated_dtype(call) if name in ("cumsum", "cumprod") else None
+    return stated or _result_dtype(
+        name, dtype, x64=call.library.environment.x64, numpy=call.qualname.startswith("numpy.")
+    )
 
 
 def _glu(array: ArrayV, axis: Value | None) -> ArrayV:

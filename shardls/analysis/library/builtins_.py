@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from shardls.analysis.evaluation.operators import assuming
 from shardls.analysis.library import CallArgs, Library
+from shardls.analysis.library.array_functions import array_reduction
 from shardls.analysis.library.key_paths import KEY_QUALNAMES, KeyV, is_key
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.registry import calls, methods
@@ -106,6 +107,8 @@ def _reduce(call: CallArgs) -> Value | None:
     device count summed, multiplied or compared stays an assumption); None for a form it does not
     compute (`key=`, `numpy.prod`'s `axis`/`initial`, a start that is not a known int)."""
     name = call.qualname.rsplit(".", 1)[-1]
+    if name == "prod" and isinstance(call.get(0, "a"), ArrayV):
+        return array_reduction(call)  # `np.prod(x)` of an array, not of a shape
     operands = _operands(call, name)
     if operands is None:
         return None
