@@ -115,3 +115,49 @@ grads = jax.grad(lambda g: 0.0)(grid)
     )
     assert site_named(analysis, "h").shape is None
     assert not [s for s in analysis.sites if s.name and s.name.startswith("placed")]
+
+
+def test_a_placed_tree_keeps_its_arrays_each_with_its_sharding() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+shardings = {"b": NamedSharding(mesh, P()), "w": NamedSharding(mesh, P(None, "model"))}
+placed = jax.device_put(params, shardings)
+w = jax.device_put(placed["w"], NamedSharding(mesh, P("data")))
+again = jax.lax.with_sharding_constraint(placed, NamedSharding(mesh, P("model")))
+b = jax.device_put(again["b"], NamedSharding(mesh, P()))
+pair = jax.device_put((jnp.ones((8, 4)), jnp.ones(6)), NamedSharding(mesh, P("data")))
+first = jax.device_put(pair[0], NamedSharding(mesh, P(None, "model")))
+z = jax.device_put(placed["w"], NamedSharding(mesh, P(None, ("data", "model"))))
+bad = jax.device_put(placed["b"], NamedSharding(mesh, P("data", "model")))
+"""
+    )
+    assert site_named(analysis, "w").shard_shape == (8, 32)
+    assert site_named(analysis, "b").shape == (32,)
+    assert site_named(analysis, "first").shard_shape == (8, 1)
+    assert site_named(analysis, "z").shard_shape == (16, 4)
+    assert [d.code for d in analysis.diagnostics] == ["SH002"]
+
+
+def test_a_placed_tree_whose_structure_is_not_known_or_not_its_shardings_has_unknown_arrays() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+missing = jax.device_put(params, {"w": NamedSharding(mesh, P())})
+m = jax.device_put(missing["w"], NamedSharding(mesh, P("data")))
+short = jax.device_put((jnp.ones(8), jnp.ones(8)), (NamedSharding(mesh, P()),))
+s = jax.device_put(short[0], NamedSharding(mesh, P("data")))
+
+def put(device, state):
+    on_device = jax.device_put(params, device)
+    d = jax.device_put(on_device["w"], NamedSharding(mesh, P("data")))
+    leaves = jax.device_put({"w": state}, NamedSharding(mesh, P()))
+    return jax.device_put(leaves["w"], NamedSharding(mesh, P("data")))
+"""
+    )
+    assert site_named(analysis, "m").shape is None
+    assert site_named(analysis, "s").shape is None
+    on_device = site_named(analysis, "d")
+    assert on_device.shape == (16, 32) and on_device.shard_shape == (8, 32)
+    assert all(s.shape is None for s in analysis.sites if s.name and s.name.startswith("leaves"))
+    assert not [d for d in analysis.diagnostics if d.severity.value == "error"]

@@ -8,11 +8,14 @@ from dataclasses import replace
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
 from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of, spec_from_entries
+from shardls.analysis.library.pytrees import MAX_NESTING, mapped
 from shardls.analysis.library.registry import calls, subscripts
+from shardls.analysis.library.train_state import StructV
 from shardls.analysis.values import (
     ArrayV,
     Choice,
     Const,
+    DictV,
     Guard,
     MeshV,
     Origin,
@@ -81,12 +84,67 @@ def _named_sharding(call: CallArgs) -> Value | None:
 @calls("jax.device_put", "jax.lax.with_sharding_constraint", "jax.sharding.reshard")
 def _placed(call: CallArgs) -> Value | None:
     array = call.get(0, "x")
-    target = sharding_of(call.get(1, "device", "shardings", "out_shardings"))
-    if not isinstance(array, ArrayV):
-        return None
+    target = call.get(1, "device", "shardings", "out_shardings")
+    if isinstance(array, ArrayV):
+        return _placed_array(array, sharding_of(target))
+    if isinstance(array, (Seq, DictV, StructV)):
+        return _placed_tree(array, target)
+    return None
+
+
+def _placed_array(array: ArrayV, target: ShardingV | None) -> ArrayV:
     return ArrayV(
         array.shape, array.dtype, target or array.sharding, placed=target is not None or array.placed
     )
+
+
+def _placed_tree(tree: Value, target: Value | None, depth: int = 0) -> Value:
+    """`params = jax.device_put(params, shardings)` (and `reshard`, `with_sharding_constraint`) of
+    a pytree: each array placed by the sharding JAX pairs it with (the shardings are a prefix of
+    the tree, a leaf applying to every array below it), so that what follows the placement still
+    sees the arrays' shapes (jax_privacy's second `reshard` of its `model_params` dict found them
+    unknown). Where the two trees' structures differ (JAX raises) or are not known, the part is
+    unknown; so is an array under a target that is neither given, a sharding nor a tree (a device,
+    a value not known here): its shape is known but not its sharding, so it keeps none."""
+    if depth > MAX_NESTING:
+        return Unknown("a tree nested too deeply")
+    if isinstance(target, Seq):
+        if not isinstance(tree, Seq) or len(tree.items) != len(target.items):
+            return Unknown("a placed tree whose structure is not its shardings'")
+        items = tuple(_placed_tree(item, t, depth + 1) for item, t in zip(tree.items, target.items))
+        return Seq(items, tree.is_list)
+    if isinstance(target, DictV):
+        if not isinstance(tree, DictV) or _keys(tree) is None or _keys(tree) != _keys(target):
+            return Unknown("a placed tree whose structure is not its shardings'")
+        values = (
+            _placed_tree(value, target.get(key.value) if isinstance(key, Const) else None, depth + 1)
+            for key, value in zip(tree.keys, tree.values)
+        )
+        return DictV(tree.keys, tuple(values))
+    if isinstance(target, StructV):
+        if not target.same_node(tree):
+            return Unknown("a placed tree whose structure is not its shardings'")
+        assert isinstance(tree, StructV)
+        return tree.with_children(
+            tuple(_placed_tree(child, target.child(name), depth + 1) for name, child in tree.children)
+        )
+    sharding = sharding_of(target)
+    return mapped(tree, lambda leaf: _placed_leaf(leaf, target, sharding), depth)
+
+
+def _placed_leaf(leaf: Value, target: Value | None, sharding: ShardingV | None) -> Value:
+    if not isinstance(leaf, ArrayV):
+        return Unknown("a placed leaf that is not an array known here")
+    if target is None or sharding is not None:
+        return _placed_array(leaf, sharding)
+    return ArrayV(leaf.shape, leaf.dtype)
+
+
+def _keys(tree: DictV) -> frozenset[object] | None:
+    """The dict's keys, which JAX pairs whatever their order (None when one is not known)."""
+    if not all(isinstance(key, Const) for key in tree.keys):
+        return None
+    return frozenset(key.value for key in tree.keys if isinstance(key, Const))
 
 
 @calls("jax.make_array_from_callback")
