@@ -119,3 +119,33 @@ def test_the_corpus_program_shaping_devices_per_branch_has_no_problem_on_the_ass
     of a device array compared with 1) runs on one device: it was an SH105 warning on 8."""
     program = Path(__file__).parent.parent / "corpus" / "r80_device_array_branches.py"
     assert problems(analyze(program.read_text())) == []
+
+
+DEVICE_ARRAY_ARGUMENT = """
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+def initialize_mesh(shape, device_array=None):
+    if device_array is None:
+        device_array = np.array(jax.devices())
+    return Mesh(device_array.reshape(shape), ("dp", "tp"))
+
+mesh = initialize_mesh((1, 1), device_array=np.array(jax.devices())[0:1])
+x = jax.device_put(np.zeros((4, 4)), NamedSharding(mesh, P("dp")))
+"""
+
+
+def test_a_device_array_passed_for_an_optional_one_is_not_none() -> None:
+    """xlstm-jax's `initialize_mesh(config, device_array=np.array(jax.devices())[0:1])`: a device
+    array is never None, so the `is None` branch (all 8 assumed devices reshaped into the one-device
+    shape, a false SH105) does not run, and the mesh is the one device's."""
+    analysis = analyze(DEVICE_ARRAY_ARGUMENT)
+    assert problems(analysis) == []
+    site = next(s for s in analysis.sites if s.name == "x")
+    assert site.shard_shape == (4, 4) and site.mesh is not None and site.mesh.mesh.size == 1
+
+
+def test_the_corpus_program_passing_one_device_has_no_problem() -> None:
+    program = Path(__file__).parent.parent / "corpus" / "r83_device_array_argument.py"
+    assert problems(analyze(program.read_text())) == []

@@ -22,6 +22,7 @@ from shardls.analysis.values import (
     ArrayV,
     Choice,
     Const,
+    DevicesV,
     DictV,
     MatchV,
     MeshV,
@@ -349,8 +350,10 @@ def assuming(result: Value, *operands: Value | None) -> Value:
     return replace(result, origin=replace(origin, assumption=assumption))
 
 
-_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, Seq, DictV, SetV, MatchV)
-"""Values that are known objects, so `value is None` is decided (False)."""
+_NEVER_NONE = (SpecV, ShardingV, ArrayV, MeshV, DevicesV, Seq, DictV, SetV, MatchV)
+"""Values that are known objects, so `value is None` is decided (False): xlstm-jax's
+`initialize_mesh(config, device_array=np.array(jax.devices())[0:1])` tests `if device_array is
+None:` before reshaping it, and undecided the test also reshaped all the devices there."""
 
 
 def _never_none(left: Value, right: Value) -> bool:
