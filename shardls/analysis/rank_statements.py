@@ -9,28 +9,45 @@ from __future__ import annotations
 import ast
 
 
-def rank_fixed_name(stmt: ast.stmt) -> str | None:
-    """The name whose rank the statement fixes: `a, b = name.shape` (no starred target, `name` not
-    among the targets), `assert name.ndim == N` or `assert len(name.shape) == N`."""
+def rank_fixed_names(stmt: ast.stmt) -> tuple[str, ...]:
+    """The names whose rank the statement fixes: `a, b = name.shape` (no starred target, `name`
+    not among the targets), `assert name.ndim == N` or `assert len(name.shape) == N`, or several
+    of these joined by `and` (`assert x.ndim == 4 and sin.ndim == 3`: below it each holds)."""
     if isinstance(stmt, ast.Assign):
         if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Tuple | ast.List):
-            return None
+            return ()
         elements = stmt.targets[0].elts
         value = stmt.value
         if not (
             isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name)
         ):
-            return None
+            return ()
         name = value.value.id
         if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Name) and e.id == name) for e in elements):
-            return None
-        return name
+            return ()
+        return (name,)
     if isinstance(stmt, ast.Assert):
-        return asserted_rank(stmt.test)[0]
-    return None
+        return tuple(asserted_ranks(stmt.test))
+    return ()
 
 
-def asserted_rank(test: ast.expr) -> tuple[str | None, int]:
+def asserted_ranks(test: ast.expr) -> dict[str, int]:
+    """The rank each name has where the test holds: `name.ndim == N` or `len(name.shape) == N`
+    (N from 0 to 32), or an `and` of tests (every operand holds; the others, `starts.size == bs`,
+    say nothing about a rank). A name given two ranks is left out: such a test never holds."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found: dict[str, int] = {}
+        clashing: set[str] = set()
+        for operand in test.values:
+            for name, rank in asserted_ranks(operand).items():
+                if found.setdefault(name, rank) != rank:
+                    clashing.add(name)
+        return {name: rank for name, rank in found.items() if name not in clashing}
+    compared, rank = _compared_rank(test)
+    return {} if compared is None else {compared: rank}
+
+
+def _compared_rank(test: ast.expr) -> tuple[str | None, int]:
     """`(name, N)` for a test `name.ndim == N` or `len(name.shape) == N` (N from 0 to 32);
     `(None, 0)` for any other test."""
     if not (

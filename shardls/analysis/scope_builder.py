@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from shardls.analysis.rank_statements import rank_fixed_name
+from shardls.analysis.rank_statements import rank_fixed_names
 from shardls.analysis.scopes import Binding, Candidates, Scope
 from shardls.analysis.source import Segment
 
@@ -218,12 +218,13 @@ class ScopeBuilder:
         self.merge(before, [after_body, dict(self.state), before])
 
     def _rank_fixed(self, stmt: ast.Assign | ast.Assert, segment: Segment, order: int) -> None:
-        """`b, s, d = x.shape` or `assert x.ndim == 3`: below it, `x` has that rank (Python raises
-        otherwise), so the name is bound again, to its value with that rank (a `rank` binding:
-        see `evaluation.bindings`). Only a name this scope already binds (a local or parameter)."""
-        name = rank_fixed_name(stmt)
-        if name is not None and self.state.get(name):
-            self.bind(Binding(name, "rank", stmt, None, segment, order))
+        """`b, s, d = x.shape` or `assert x.ndim == 3` (or `assert x.ndim == 4 and sin.ndim == 3`):
+        below it, `x` has that rank (Python raises otherwise), so the name is bound again, to its
+        value with that rank (a `rank` binding: see `evaluation.bindings`). Only a name this scope
+        already binds (a local or parameter)."""
+        for name in rank_fixed_names(stmt):
+            if self.state.get(name):
+                self.bind(Binding(name, "rank", stmt, None, segment, order))
 
     def target(
         self,

@@ -144,3 +144,51 @@ def prepare_chunk(chunk, pad_to, pad_id=0):
     shapes = [s.shape for s in analysis.sites]
     assert len(shapes) == 2 and all(shape is not None and len(shape) == 2 for shape in shapes)
     assert analysis.sites[1].dtype is not None and analysis.sites[1].dtype.name == "int32"
+
+
+def test_an_assert_joining_ranks_with_and_fixes_each_of_them() -> None:
+    """jax-llm-examples `apply_rotary_embedding`: `assert x.ndim == 4 and sin.ndim == 3 and
+    cos.ndim == 3`, and a local given its rank the same way (`_moe_gmm`'s `lhs`, `rhs` after the
+    router made them). Each rank is an assumption named on its sizes; a test that says nothing
+    of a rank (`starts.size == bs`) is left aside."""
+    analysis = analyze(
+        HEADER
+        + """
+def rope(x, sin, cos, starts, bs, proj):
+    assert x.ndim == 4 and sin.ndim == 3 and cos.ndim == 3
+    rx = reshard(x, P("data"))
+    rsin = reshard(sin, P())
+    h = proj(x)
+    assert starts.ndim == 1 and starts.size == bs and len(h.shape) == 2
+    rstarts = reshard(starts, P())
+    rh = reshard(h, P())
+    return rx
+"""
+    )
+    assert _names(site_named(analysis, "rx").shape) == [f"x.shape[{i}]" for i in range(4)]
+    assert _names(site_named(analysis, "rsin").shape) == [f"sin.shape[{i}]" for i in range(3)]
+    assert _names(site_named(analysis, "rstarts").shape) == ["starts.shape[0]"]
+    assert _names(site_named(analysis, "rh").shape) == ["h.shape[0]", "h.shape[1]"]
+    assert any("`h` has rank 2, as the assert at line" in a for a in site_named(analysis, "rh").assumptions)
+    assert not analysis.diagnostics
+
+
+def test_an_or_or_two_ranks_for_one_name_fix_nothing() -> None:
+    """`assert x.ndim == 2 or x.ndim == 3` leaves the rank open; `assert y.ndim == 2 and
+    y.ndim == 3` never holds, so it says nothing usable about `y` (its other operand still
+    fixes `z`)."""
+    analysis = analyze(
+        HEADER
+        + """
+def f(x, y, z):
+    assert x.ndim == 2 or x.ndim == 3
+    rx = reshard(x, P())
+    assert y.ndim == 2 and z.ndim == 1 and y.ndim == 3
+    ry = reshard(y, P())
+    rz = reshard(z, P())
+    return rx
+"""
+    )
+    assert site_named(analysis, "rx").shape is None
+    assert site_named(analysis, "ry").shape is None
+    assert _names(site_named(analysis, "rz").shape) == ["z.shape[0]"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from shardls.analysis.rank_statements import asserted_rank
+from shardls.analysis.rank_statements import asserted_ranks
 from shardls.analysis.scopes import Binding
 from shardls.analysis.values import ArrayV, Choice, Origin, Unknown, Value, options
 
@@ -28,7 +28,7 @@ def with_fixed_rank(value: Value, binding: Binding) -> Value:
         )
         origin = Origin(f"rank of {name} from line {line}", line=line - 1)
     elif isinstance(statement, ast.Assert):
-        names = (None,) * asserted_rank(statement.test)[1]
+        names = (None,) * asserted_ranks(statement.test)[name]
         origin = Origin(
             f"rank of {name} asserted at line {line}",
             line=line - 1,

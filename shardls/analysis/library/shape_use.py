@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.rank_statements import asserted_rank
+from shardls.analysis.rank_statements import asserted_ranks
 from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.values import ArrayV, Origin, Unknown
 
@@ -66,7 +66,7 @@ def unpacked_parameter(scope: Scope, name: str) -> ArrayV | None:
 
 def _asserted(scope: Scope, name: str) -> set[tuple[int, tuple[str | None, ...]] | None]:
     """`(line, unnamed sizes)` for each `assert name.ndim == N` / `assert len(name.shape) == N`
-    among the function body's own statements."""
+    (alone or among the operands of an `and`) among the function body's own statements."""
     function = scope.function
     if function is None:
         return set()
@@ -74,8 +74,8 @@ def _asserted(scope: Scope, name: str) -> set[tuple[int, tuple[str | None, ...]]
     for statement in function.node.body:
         if not isinstance(statement, ast.Assert):
             continue
-        asserted, rank = asserted_rank(statement.test)
-        if asserted == name:
+        rank = asserted_ranks(statement.test).get(name)
+        if rank is not None:
             found.add((function.segment.abs_line(statement.lineno), (None,) * rank))
     return found
 
