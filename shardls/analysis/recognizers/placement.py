@@ -12,6 +12,7 @@ from shardls.analysis.library.convert import dtype_of, shape_of, sharding_of
 from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, TreeBuilder
 from shardls.analysis.library.nnx_variables import VariableV
 from shardls.analysis.library.operations import IndexedV
+from shardls.analysis.recognizers.equivalence import compared_rank
 from shardls.analysis.recognizers.sharding_pairs import Argument, pair_tree
 from shardls.analysis.recognizers.wrapped import pair_span
 from shardls.analysis.sharded.layers import LayerV
@@ -324,14 +325,16 @@ def named_sharding(builder: SiteBuilder, visit: Visit, call: CallArgs) -> None:
         return
     span = call.frame.span(call.node)
     mesh = builder.select_mesh(value, visit, UsageContext.SHARD_SHAPE, span)
+    compared = compared_rank(visit, call, value)
     builder.add_layout(
         SiteKind.NAMED_SHARDING,
         visit,
         span,
         visit.target,
         value.spec,
-        None,
+        None if compared is None else compared[0],
         None,
         UsageContext.SHARD_SHAPE,
         mesh,
+        assumptions=() if compared is None else (compared[1],),
     )
