@@ -10,25 +10,48 @@ import ast
 
 
 def rank_fixed_names(stmt: ast.stmt) -> tuple[str, ...]:
-    """The names whose rank the statement fixes: `a, b = name.shape` (no starred target, `name`
-    not among the targets), `assert name.ndim == N` or `assert len(name.shape) == N`, or several
-    of these joined by `and` (`assert x.ndim == 4 and sin.ndim == 3`: below it each holds)."""
+    """The names whose rank the statement fixes: `a, b = name.shape` (also inside a tuple
+    unpacking, `(b, s, d), e = x.shape, n`), `assert name.ndim == N` or `assert len(name.shape)
+    == N`, or several of these joined by `and` (`assert x.ndim == 4 and sin.ndim == 3`: below it
+    each holds)."""
     if isinstance(stmt, ast.Assign):
-        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Tuple | ast.List):
-            return ()
-        elements = stmt.targets[0].elts
-        value = stmt.value
-        if not (
-            isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name)
-        ):
-            return ()
-        name = value.value.id
-        if any(isinstance(e, ast.Starred) or (isinstance(e, ast.Name) and e.id == name) for e in elements):
-            return ()
-        return (name,)
+        return tuple(unpacked_shapes(stmt))
     if isinstance(stmt, ast.Assert):
         return tuple(asserted_ranks(stmt.test))
     return ()
+
+
+def unpacked_shapes(stmt: ast.Assign) -> dict[str, tuple[str | None, ...]]:
+    """For each name whose whole shape the assignment unpacks, the names its sizes go to (None
+    for `_` or a target that is not a name): `b, s = x.shape`, and the same nested in the
+    unpacking of a tuple written out, `(b, s, d), e = x.shape, n` or `(n, k), (g, _, m) =
+    lhs.shape, rhs.shape` (Python raises unless each shape has as many sizes as its targets).
+    Not a starred target, not a name the statement binds again, not a name unpacked twice
+    with different ranks (such a statement always raises)."""
+    if len(stmt.targets) != 1:
+        return {}
+    found: dict[str, tuple[str | None, ...]] = {}
+    clashing: set[str] = set()
+    for name, names in _unpackings(stmt.targets[0], stmt.value):
+        if len(found.setdefault(name, names)) != len(names):
+            clashing.add(name)
+    rebound = {node.id for node in ast.walk(stmt.targets[0]) if isinstance(node, ast.Name)}
+    return {name: names for name, names in found.items() if name not in clashing | rebound}
+
+
+def _unpackings(target: ast.expr, value: ast.expr) -> list[tuple[str, tuple[str | None, ...]]]:
+    if not isinstance(target, ast.Tuple | ast.List) or any(isinstance(e, ast.Starred) for e in target.elts):
+        return []
+    if isinstance(value, ast.Attribute) and value.attr == "shape" and isinstance(value.value, ast.Name):
+        names = tuple(e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in target.elts)
+        return [(value.value.id, names)]
+    if (
+        not isinstance(value, ast.Tuple | ast.List)
+        or len(value.elts) != len(target.elts)
+        or any(isinstance(e, ast.Starred) for e in value.elts)
+    ):
+        return []
+    return [found for inner, part in zip(target.elts, value.elts) for found in _unpackings(inner, part)]
 
 
 def asserted_ranks(test: ast.expr) -> dict[str, int]:

@@ -192,3 +192,30 @@ def f(x, y, z):
     assert site_named(analysis, "rx").shape is None
     assert site_named(analysis, "ry").shape is None
     assert _names(site_named(analysis, "rz").shape) == ["z.shape[0]"]
+
+
+def test_a_shape_unpacked_inside_a_tuples_unpacking_fixes_the_rank() -> None:
+    """jax-llm-examples MoE `_expert_fn`: `(b, s, d), e = x.shape, cfg.moe_experts_per_tok`, and
+    `decode_ragged_dot`'s `(n, k), (g, _, m) = lhs.shape, rhs.shape`; a length that does not match
+    (`(a, b), c = x.shape`, unpacking a shape into two targets) or a starred target gives nothing."""
+    analysis = analyze(
+        HEADER
+        + """
+def expert(x, lhs, rhs, y, z, n):
+    (b, s, d), e = x.shape, n
+    rx = reshard(x, P("data"))
+    (n1, k), (g, _, m) = lhs.shape, rhs.shape
+    rl = reshard(lhs, P())
+    rr = reshard(rhs, P())
+    (a, *rest), c = y.shape, n
+    ry = reshard(y, P())
+    u, v = z.shape, n, n
+    rz = reshard(z, P())
+    return rx
+"""
+    )
+    assert _names(site_named(analysis, "rx").shape) == ["b", "s", "d"]
+    assert _names(site_named(analysis, "rl").shape) == ["n1", "k"]
+    assert _names(site_named(analysis, "rr").shape) == ["g", "rhs.shape[1]", "m"]
+    assert site_named(analysis, "ry").shape is None
+    assert site_named(analysis, "rz").shape is None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from shardls.analysis.rank_statements import asserted_ranks
+from shardls.analysis.rank_statements import asserted_ranks, unpacked_shapes
 from shardls.analysis.scopes import Binding
 from shardls.analysis.values import ArrayV, Choice, Origin, Unknown, Value, options
 
@@ -22,10 +22,8 @@ def with_fixed_rank(value: Value, binding: Binding) -> Value:
     statement = binding.node
     name = binding.name
     line = binding.line
-    if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Tuple | ast.List):
-        names = tuple(
-            e.id if isinstance(e, ast.Name) and e.id != "_" else None for e in statement.targets[0].elts
-        )
+    if isinstance(statement, ast.Assign) and name in unpacked_shapes(statement):
+        names = unpacked_shapes(statement)[name]
         origin = Origin(f"rank of {name} from line {line}", line=line - 1)
     elif isinstance(statement, ast.Assert):
         names = (None,) * asserted_ranks(statement.test)[name]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from shardls.analysis.rank_statements import asserted_ranks
+from shardls.analysis.rank_statements import asserted_ranks, unpacked_shapes
 from shardls.analysis.scopes import Binding, Scope
 from shardls.analysis.values import ArrayV, Origin, Unknown
 
@@ -81,23 +81,11 @@ def _asserted(scope: Scope, name: str) -> set[tuple[int, tuple[str | None, ...]]
 
 
 def _unpacked(binding: Binding, name: str) -> tuple[int, tuple[str | None, ...]] | None:
-    """`(line, target names)` when the binding is one target of `a, b = name.shape` (a statement
-    of the function body itself, not inside a branch or loop)."""
+    """`(line, target names)` when the binding is one target of `a, b = name.shape` (or of such
+    an unpacking nested in a tuple's, `(b, s, d), e = name.shape, n`), a statement of the
+    function body itself, not inside a branch or loop."""
     statement = binding.node
-    if binding.kind != "assign" or not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+    if binding.kind != "assign" or not isinstance(statement, ast.Assign):
         return None
-    target, value = statement.targets[0], statement.value
-    if not (
-        isinstance(target, ast.Tuple | ast.List)
-        and isinstance(value, ast.Attribute)
-        and value.attr == "shape"
-        and isinstance(value.value, ast.Name)
-        and value.value.id == name
-    ):
-        return None
-    if any(isinstance(element, ast.Starred) for element in target.elts):
-        return None
-    names = tuple(
-        element.id if isinstance(element, ast.Name) and element.id != "_" else None for element in target.elts
-    )
-    return binding.line, names
+    names = unpacked_shapes(statement).get(name)
+    return None if names is None else (binding.line, names)

@@ -42,7 +42,7 @@ def compared_rank(visit: Visit, call: CallArgs, sharding: ShardingV) -> tuple[tu
         Unknown(f"size {index} of the array compared by {reason}", symbol=f"d{index}")
         for index in range(rank.value)
     )
-    return shape, f"rank {rank.value}: the rank {reason} compares the sharding at"
+    return shape, f"rank {rank.value} from {reason}: the rank JAX compares the sharding at"
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
