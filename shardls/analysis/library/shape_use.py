@@ -5,9 +5,10 @@ Most real layout sites live in helpers whose arrays are parameters (`def shard(x
 When the body unpacks the whole shape, `b, s, d = x.shape`, Python itself guarantees the rank:
 any other rank raises before the layout is decided. So `x` is an array of rank 3 whose sizes are
 the names the code gives them, and its layout renders as `[b/|data|, s, d/|model|]`. An
-`assert x.ndim == 3` (or `len(x.shape) == 3`) at the top of the body says the same about the
-rank (sizes `x.shape[0]`, ...). Nothing weaker counts (`x.shape[0]`, `b, *rest = x.shape`, an
-`if x.ndim == 3:` branch): the rank stays unknown.
+`assert x.ndim == 3` (or `len(x.shape) == 3`, alone or joined to other tests by `and`) at the
+top of the body says the same about the rank (sizes `x.shape[0]`, ...); so does an unpacking
+nested in a tuple's, `(b, s, d), e = x.shape, n`. Nothing weaker counts (`x.shape[0]`, `b, *rest
+= x.shape`, an `if x.ndim == 3:` branch, an `or`): the rank stays unknown.
 
 Below such a statement, anywhere in a function or module (`_, _, kh, _ = key_proj.shape` after
 `key_proj = self.k_proj(x)`), the name holds an array of that rank whatever it held before: the
