@@ -98,3 +98,27 @@ def test_a_stated_dtype_wins() -> None:
 def test_an_activation_of_integers_has_no_dtype_known_here() -> None:
     assert _shardls_dtype("jax.nn.relu(jnp.ones((4, 4), jnp.bfloat16))", False) == "bfloat16"
     assert _shardls_dtype("jax.nn.gelu(jnp.ones((4, 4), jnp.int32))", False) is None
+
+
+@pytest.mark.parametrize(
+    "cases",
+    [
+        "1, 0",
+        "1.0, 0",
+        "True, False",
+        "jnp.ones((4, 4), jnp.bfloat16), 0",
+        "jnp.ones((4, 4), jnp.int8), 1.5",
+        "jnp.ones((4, 4), jnp.int32), jnp.ones((4, 4), jnp.float32)",
+        "jnp.ones((4, 4), jnp.uint8), jnp.ones((4, 4), jnp.int8)",
+        "jnp.asarray(0), jnp.ones((4, 4), jnp.bfloat16)",
+    ],
+)
+@pytest.mark.parametrize("x64", [False, True])
+def test_where_promotes_its_cases_as_jax_does(cases: str, x64: bool) -> None:
+    condition = "jnp.ones((4, 4)) > 0"
+    with jax.enable_x64(x64):
+        expected = str(eval(f"jnp.where({condition}, {cases})", {"jnp": jnp}).dtype)
+    found = _shardls_dtype(f"jnp.where({condition}, {cases})", x64)
+    assert found in (expected, None), (cases, found, expected)
+    if not x64 and "asarray" not in cases:
+        assert found == expected, (cases, found, expected)

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from shardls.analysis.library import CallArgs, Library
-from shardls.analysis.library.convert import dtype_of, shape_of
+from shardls.analysis.library.convert import dtype_of, python_scalar_array, shape_of
 from shardls.analysis.library.registry import calls, methods
 from shardls.analysis.shapes import broadcast
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Seq, Unknown, Value, as_int
 from shardls.core import DType, parse_dtype
 from shardls.core.dtypes import accumulated, cumulated, default_int, inexact
+from shardls.core.typing.promotion import result_type
 
 _MODULES = ("jax.numpy", "numpy")
 
@@ -393,9 +394,31 @@ def _where(call: CallArgs) -> Value | None:
     for shape in shapes:
         assert shape is not None
         result = broadcast(result, shape) if result is not None else None
-    arrays = [a for a in call.args[1:] if isinstance(a, ArrayV)]
-    dtype = arrays[0].dtype if arrays else None
-    return ArrayV(result, dtype)
+    return ArrayV(result, _where_dtype(call.args[1:], call.library.environment.x64))
+
+
+def _where_dtype(cases: Sequence[Value], x64: bool) -> DType | None:
+    """The dtype JAX promotes the two cases to. A Python number is weakly typed (`jnp.where(c, 1,
+    0)` is int32, `jnp.where(c, x, 0)` has `x`'s dtype); a 0-d array may be weak or not (`jnp.asarray
+    (0)` is), so a result that depends on which is not known here; nor, with x64, one of two
+    cases of different types (the lattice here is JAX's without x64)."""
+    options: list[list[tuple[DType, bool]]] = []
+    for case in cases:
+        if isinstance(case, Const) and type(case.value) in (bool, int, float):
+            scalar = python_scalar_array(case, x64)
+            assert isinstance(scalar, ArrayV) and scalar.dtype is not None
+            options.append([(scalar.dtype, not isinstance(case.value, bool))])
+        elif isinstance(case, ArrayV) and case.dtype is not None:
+            options.append(
+                [(case.dtype, False), (case.dtype, True)] if case.shape == () else [(case.dtype, False)]
+            )
+        else:
+            return None
+    if x64:
+        dtypes = {dtype for case in options for dtype, _ in case}
+        return dtypes.pop() if len(dtypes) == 1 else None
+    results = {result_type(x, y)[0] for x in options[0] for y in options[1]}
+    return results.pop() if len(results) == 1 else None
 
 
 def einsum_labels(subscripts: str, operands: Sequence[Value]) -> tuple[Value, ...] | None:
