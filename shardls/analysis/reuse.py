@@ -28,10 +28,12 @@ from typing import Generic, TypeVar, cast
 
 from shardls.analysis.evaluator import Evaluator, Frame, Reads
 from shardls.analysis.sharded.events import TypeEvent
+from shardls.stored_init import stored_init
 
 T = TypeVar("T")
 
 
+@stored_init
 @dataclass(frozen=True)
 class _Kept(Generic[T]):
     value: T
@@ -41,6 +43,7 @@ class _Kept(Generic[T]):
     """The objects whose ids the key uses, kept alive so that no id is reused meanwhile."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class _Placed:
     """A function's kept value (`Reuse.answer_anywhere`) and the call depths it holds at."""
@@ -143,7 +146,10 @@ class Reuse:
         if evaluator.exhausted != exhausted:
             return value, None
         events = recorder.since(mark) if recorder is not None else ()
-        return value, _Kept[object](value, inner, events, alive)
+        # Not `_Kept[object](...)`: the alias sets `__orig_class__` on the frozen instance, which
+        # raises, and the exception is caught, at every answer computed.
+        kept: _Kept[object] = _Kept(value, inner, events, alive)
+        return value, kept
 
 
 def frame_key(frame: Frame) -> tuple[int, int, int, int | None, int, int, tuple[str, int] | None]:

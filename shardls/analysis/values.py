@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from shardls.analysis.facts import Span
 from shardls.core import DType, Mesh, MeshConstructor, PartitionSpec, Problem
 from shardls.core.typing import ShardedType
+from shardls.stored_init import stored_init
 
 if TYPE_CHECKING:
     from shardls.analysis.definitions import ClassInfo, FunctionInfo
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from shardls.analysis.source import Segment
 
 
+@stored_init
 @dataclass(frozen=True)
 class Origin:
     """Where a number came from, in words a hover can show ("literal at line 12")."""
@@ -49,22 +51,26 @@ class Origin:
         )
 
 
+@stored_init
 @dataclass(frozen=True, kw_only=True)
 class Value:
     origin: Origin | None = field(default=None, compare=False)
 
 
+@stored_init
 @dataclass(frozen=True)
 class Const(Value):
     value: int | float | str | bool | bytes | complex | None
 
 
+@stored_init
 @dataclass(frozen=True)
 class Seq(Value):
     items: tuple[Value, ...]
     is_list: bool = False
 
 
+@stored_init
 @dataclass(frozen=True)
 class DictV(Value):
     keys: tuple[Value, ...]
@@ -77,11 +83,13 @@ class DictV(Value):
         return None
 
 
+@stored_init
 @dataclass(frozen=True)
 class SetV(Value):
     items: tuple[Value, ...]
 
 
+@stored_init
 @dataclass(frozen=True)
 class StreamV(Value):
     """What a generator's call gives (`for x, y in dataset(steps, batch)`): items whose number is
@@ -92,6 +100,7 @@ class StreamV(Value):
     item: Value
 
 
+@stored_init
 @dataclass(frozen=True)
 class SliceV(Value):
     """`a:b:c` as one entry of a tuple index (`x[0:4, ::2]`); a bound not written is None."""
@@ -101,18 +110,21 @@ class SliceV(Value):
     step: Value | None
 
 
+@stored_init
 @dataclass(frozen=True)
 class Unknown(Value):
     reason: str
     symbol: str | None = None
 
 
+@stored_init
 @dataclass(frozen=True)
 class UnknownInt(Unknown):
     """A Python int whose value is not known here (`len(devices)`, `int(s)`, arithmetic on
     them): as a shape, one dimension (`jnp.zeros(len(devices))` has rank 1)."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class MatchV(Value):
     """A regular expression's match (`re.search(rule, name)` that found one): never None, true,
@@ -121,6 +133,7 @@ class MatchV(Value):
     groups: tuple[str | None, ...]
 
 
+@stored_init
 @dataclass(frozen=True)
 class Choice(Value):
     """Several possible values (if/else branches, conditional expressions)."""
@@ -132,6 +145,7 @@ class Choice(Value):
     meets an option of the other branch of the same `if` in one combination."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class Ref(Value):
     """A library object (module, function, class or constant) by its canonical dotted name."""
@@ -139,6 +153,7 @@ class Ref(Value):
     qualname: str
 
 
+@stored_init
 @dataclass(frozen=True)
 class BoundMethod(Value):
     """A method of a library value (`devices.reshape`, `x.astype`), called through the library."""
@@ -147,16 +162,19 @@ class BoundMethod(Value):
     name: str
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class ModuleV(Value):
     module: ModuleInfo
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class ClassV(Value):
     cls: ClassInfo
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class FunctionV(Value):
     func: FunctionInfo
@@ -168,6 +186,7 @@ class FunctionV(Value):
     `match_partition_rules(rules, params)`) are that call's arguments, not unknown parameters."""
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class PartialV(Value):
     """`functools.partial(f, *args, **kwargs)` of a workspace function: calling it calls `f` with
@@ -178,6 +197,7 @@ class PartialV(Value):
     kwargs: tuple[tuple[str, Value], ...]
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class InstanceV(Value):
     """An instance of a workspace class, e.g. a config built with keyword overrides."""
@@ -193,6 +213,7 @@ class InstanceV(Value):
         return None
 
 
+@stored_init
 @dataclass(frozen=True)
 class DevicesV(Value):
     """`jax.devices()` and arrays made from it: a count, and a shape once reshaped."""
@@ -206,6 +227,7 @@ class DevicesV(Value):
     """What the shape rests on beyond the code (see `MeshV.assumptions`)."""
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class MeshV(Value):
     mesh: Mesh
@@ -228,6 +250,7 @@ class MeshV(Value):
     its problems that rest on the count are not this machine's (`device_branches`)."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class SpecV(Value):
     spec: PartitionSpec
@@ -239,6 +262,7 @@ class SpecV(Value):
     path: str | None = field(default=None, compare=False)
 
 
+@stored_init
 @dataclass(frozen=True)
 class ShardingV(Value):
     """A NamedSharding (mesh known or not) or a bare spec waiting for a context mesh."""
@@ -252,6 +276,7 @@ class ShardingV(Value):
     path: str | None = field(default=None, compare=False)
 
 
+@stored_init
 @dataclass(frozen=True)
 class TypedArray:
     """What `jax.typeof` says of an array on a mesh with Explicit axes (sharding in types), known
@@ -268,6 +293,7 @@ class TypedArray:
         return next((where for name, where in self.sources if name == axis), None)
 
 
+@stored_init
 @dataclass(frozen=True)
 class ArrayV(Value):
     shape: tuple[Value, ...] | None
@@ -280,12 +306,14 @@ class ArrayV(Value):
     """Its sharded type, when the mesh has Explicit axes and every fact behind it is known."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class ArrayTypeV(Value):
     """`type(x)` of a JAX array: `ArrayImpl` run eagerly, a tracer's class under `jit` or a
     transformation. Which one is not known here, only that it is JAX's, never a workspace class."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class ModuleNameV(Value):
     """A class's `__module__`, whose text is not known here (it depends on how the program is
@@ -296,11 +324,13 @@ class ModuleNameV(Value):
     jax: bool
 
 
+@stored_init
 @dataclass(frozen=True)
 class DTypeV(Value):
     dtype: DType
 
 
+@stored_init
 @dataclass(frozen=True)
 class InitializerV(Value):
     """`nnx.with_partitioning(init, spec, mesh=..., sharding_rules=...)`."""
@@ -311,6 +341,7 @@ class InitializerV(Value):
     span: Span | None = field(default=None, compare=False)
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class TransformedV(Value):
     """`jax.jit(f, ...)` or `jax.shard_map(f, ...)`: the wrapped function and the call that
@@ -410,6 +441,7 @@ def as_str(value: Value) -> str | None:
     return None
 
 
+@stored_init
 @dataclass(frozen=True, eq=False)
 class ParserV(Value):
     """An `argparse.ArgumentParser`; its arguments are read when `parse_args()` is evaluated."""
@@ -419,6 +451,7 @@ class ParserV(Value):
     module: ModuleInfo
 
 
+@stored_init
 @dataclass(frozen=True)
 class NamespaceV(Value):
     """Attributes by name: the result of `parse_args()` (argparse defaults)."""
@@ -432,6 +465,7 @@ class NamespaceV(Value):
         return None
 
 
+@stored_init
 @dataclass(frozen=True)
 class FileV(Value):
     """A file of known path opened for reading text (`open(path)`, `library/paths.py`), or its
@@ -441,6 +475,7 @@ class FileV(Value):
     read: bool = False
 
 
+@stored_init
 @dataclass(frozen=True)
 class PathV(Value):
     """A `pathlib.Path` of known text (`library/paths.py`): what a loader names its config by."""

@@ -13,8 +13,10 @@ from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.scopes import Scope
 from shardls.analysis.source import Segment
 from shardls.analysis.values import Origin, Value
+from shardls.stored_init import stored_init
 
 
+@stored_init
 @dataclass(frozen=True)
 class Frame:
     """Where an expression is evaluated: module, scope, statement position and bound locals."""

@@ -10,8 +10,10 @@ from dataclasses import dataclass, replace
 from shardls.analysis.evaluator import Evaluator, Frame, truthiness
 from shardls.analysis.facts import Span
 from shardls.analysis.values import Choice, Guard, MeshV, Ref, Unknown, Value, options
+from shardls.stored_init import stored_init
 
 
+@stored_init
 @dataclass(frozen=True)
 class MeshContext:
     """A mesh made current by `set_mesh`/`use_abstract_mesh` (or the deprecated `with mesh:`)."""
@@ -26,6 +28,7 @@ class MeshContext:
     section): a function defined under it may well be called under another."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class RulesContext:
     rules: Value
@@ -33,6 +36,7 @@ class RulesContext:
     linen: bool = False
 
 
+@stored_init
 @dataclass(frozen=True)
 class Context:
     meshes: tuple[MeshContext, ...] = ()
@@ -81,6 +85,7 @@ UNKNOWN_CALLER = Context(inside_function=True, unknown_caller=True, traced=None)
 """The context of a function's body when none of its calls is visible."""
 
 
+@stored_init
 @dataclass(frozen=True)
 class Visit:
     """One call, in one frame and context."""
