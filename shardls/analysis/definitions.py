@@ -84,18 +84,25 @@ class FunctionInfo:
 
     @cached_property
     def returns(self) -> list[ast.Return]:
-        return [node for node, _ in self._own() if isinstance(node, ast.Return)]
+        """The `return`s of the function's own body, in the order `_own` meets them. Statements
+        only: no expression holds one, and a model's body is mostly expressions."""
+        return [node for node, _ in self._own(statements_only=True) if isinstance(node, ast.Return)]
 
     @cached_property
     def yields(self) -> list[tuple[ast.Yield | ast.YieldFrom, ast.stmt]]:
         """The `yield`s of the function's own body, each with the statement it is in, in the
-        order of the text: the function is a generator when there is one."""
+        order of the text: the function is a generator when there is one. Asked of every
+        function called; where the text of its segment never says `yield`, none is, and its
+        nodes are not walked."""
+        if "yield" not in self.segment.text:
+            return []
         found = [(node, stmt) for node, stmt in self._own() if isinstance(node, (ast.Yield, ast.YieldFrom))]
         return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
-    def _own(self) -> Iterator[tuple[ast.AST, ast.stmt]]:
+    def _own(self, statements_only: bool = False) -> Iterator[tuple[ast.AST, ast.stmt]]:
         """The nodes of the function's own body (not of the functions, classes and lambdas
-        nested in it), each with the statement it is in."""
+        nested in it), each with the statement it is in; with `statements_only`, the nodes that
+        are no expression (an expression holds no statement)."""
         stack: list[tuple[ast.AST, ast.stmt]] = [(stmt, stmt) for stmt in self.node.body]
         while stack:
             node, stmt = stack.pop()
@@ -104,6 +111,7 @@ class FunctionInfo:
                 stack.extend(
                     (child, child if isinstance(child, ast.stmt) else stmt)
                     for child in ast.iter_child_nodes(node)
+                    if not (statements_only and isinstance(child, ast.expr))
                 )
 
 

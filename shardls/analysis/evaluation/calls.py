@@ -348,7 +348,10 @@ def statement_guards(
             stack.extend(_in_order(current.body, (*guards, (current, True))))
             stack.extend(_in_order(current.orelse, (*guards, (current, False))))
         elif not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend((child, guards) for child in ast.iter_child_nodes(current))
+            # Not into expressions: they hold no statement (and are most of a model's nodes).
+            stack.extend(
+                (child, guards) for child in ast.iter_child_nodes(current) if not isinstance(child, ast.expr)
+            )
     return found
 
 
