@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 from analysis_helpers import analyze
 
+from shardls.analysis.evaluation.device_branches import devices_stated
+from shardls.analysis.evaluator import Evaluator
 from shardls.analysis.facts import FileAnalysis
+from shardls.analysis.file_settings import file_device_count, file_environment
+from shardls.analysis.library import Library
+from shardls.analysis.pragmas import Pragmas
 from shardls.analysis.settings import Settings
+from shardls.analysis.workspace import Workspace
 from shardls.core import Severity
 
 ADAPTING = """
@@ -149,3 +155,17 @@ def test_a_device_array_passed_for_an_optional_one_is_not_none() -> None:
 def test_the_corpus_program_passing_one_device_has_no_problem() -> None:
     program = Path(__file__).parent.parent / "corpus" / "r83_device_array_argument.py"
     assert problems(analyze(program.read_text())) == []
+
+
+def test_where_no_branch_states_a_count_entering_one_does_nothing() -> None:
+    """The walker enters `devices_stated` for every statement: with no guard, or no test that
+    states a count, it makes no generator and sets nothing (one shared manager)."""
+    settings = Settings()
+    evaluator = Evaluator(
+        Workspace(), Library(file_environment(file_device_count(Pragmas(), settings), settings))
+    )
+    guard = frozenset({(1, True)})
+    assert devices_stated(evaluator, frozenset()) is devices_stated(evaluator, guard, 4)
+    memos = evaluator.memos
+    with devices_stated(evaluator, guard):
+        assert evaluator.memos is memos

@@ -152,13 +152,28 @@ _NEGATED: dict[type, type] = {
 """The comparison that holds in the `else` branch."""
 
 
-@contextlib.contextmanager
-def devices_stated(evaluator: Evaluator, guard: frozenset[Guard], count: int | None = None) -> Iterator[None]:
+def devices_stated(
+    evaluator: Evaluator, guard: frozenset[Guard], count: int | None = None
+) -> contextlib.AbstractContextManager[None]:
     """The library models JAX with what `guard`'s branches say of the device count while a call
     of the values that come through them is evaluated (`jax.make_mesh(mesh_shape, ...)`), or
     while the code written in those branches is (the walker's `Context.branches`, with the one
     of several counts they leave that the walk runs with, `count`). The names read meanwhile are
-    memoised apart (`BindingMemos.under`)."""
+    memoised apart (`BindingMemos.under`).
+
+    Entered for every statement walked and every call recognized, where almost always no branch
+    on the device count is around (`guard` empty, or no test stating a count): then nothing is
+    done, without making the generator of `_stated`."""
+    if not guard or not evaluator.memos.stated_counts:
+        return _NOTHING
+    return _stated(evaluator, guard, count)
+
+
+_NOTHING = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _stated(evaluator: Evaluator, guard: frozenset[Guard], count: int | None) -> Iterator[None]:
     library = _library(evaluator)
     said = [found for g in guard if (found := evaluator.memos.stated_counts.get(g)) is not None]
     if library is None or not said:
