@@ -170,15 +170,40 @@ def _comprehension(
     """Comprehensions of known, bounded length (`range(n)`, literal tuples) are unrolled; a
     dict comprehension's element is its key and value."""
     results: list[Value] = []
+    run = _Unrolled(evaluator, element, generators, frame, results)
+    if not run.items(0, frame.with_locals(dict(frame.locals))):
+        return Unknown("comprehension of unknown or unbounded length")
+    return Seq(tuple(results), is_list)
 
-    def run(index: int, inner: Frame) -> bool:
-        if index == len(generators):
+
+class _Unrolled:
+    """One unrolling of a comprehension, its generators nested in order. An object, not a
+    closure that calls itself: that closure and its cell were a reference cycle, which kept the
+    evaluator it held, with all its memos, alive until the garbage collector freed them (most
+    of what it traversed after each file of a check)."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        element: ast.expr | tuple[ast.expr, ast.expr],
+        generators: list[ast.comprehension],
+        frame: Frame,
+        results: list[Value],
+    ) -> None:
+        self.evaluator, self.element, self.generators, self.frame = evaluator, element, generators, frame
+        self.results = results
+
+    def items(self, index: int, inner: Frame) -> bool:
+        """Unroll the generators from `index` on, adding each element to `results`; False when a
+        generator's items or condition is not known, or there are too many."""
+        evaluator, element, results = self.evaluator, self.element, self.results
+        if index == len(self.generators):
             if isinstance(element, tuple):
                 results.append(Seq(tuple(evaluator.eval(part, inner) for part in element)))
             else:
                 results.append(evaluator.eval(element, inner))
             return len(results) <= evaluator.limits.collection
-        generator = generators[index]
+        generator = self.generators[index]
         iterable = evaluator.iterate(evaluator.eval(generator.iter, inner), inner)
         if not isinstance(iterable, Seq):
             return False
@@ -186,17 +211,13 @@ def _comprehension(
             scoped = dict(inner.locals)
             if not bind_target(generator.target, item, scoped):
                 return False
-            item_frame = frame.with_locals(scoped)
+            item_frame = self.frame.with_locals(scoped)
             conditions = [truthiness(evaluator.eval(c, item_frame)) for c in generator.ifs]
             if any(c is None for c in conditions):
                 return False
-            if all(conditions) and not run(index + 1, item_frame):
+            if all(conditions) and not self.items(index + 1, item_frame):
                 return False
         return True
-
-    if not run(0, frame.with_locals(dict(frame.locals))):
-        return Unknown("comprehension of unknown or unbounded length")
-    return Seq(tuple(results), is_list)
 
 
 def iterate(evaluator: Evaluator, value: Value, frame: Frame) -> Value:
