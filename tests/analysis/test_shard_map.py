@@ -4,11 +4,14 @@ checks of what the analysis says where JAX has nothing to compare."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 from judge_wrapped import judge
 
 from shardls.analysis.analyzer import Analyzer
 from shardls.analysis.facts import FileAnalysis, SiteKind
+from shardls.analysis.recognizers import shard_map as shard_map_recognizer
 
 HEADER = """\
 import functools
@@ -325,3 +328,17 @@ def test_an_output_of_known_rank_has_that_rank_whatever_its_sizes() -> None:
     out = next(s for s in analysis.sites if s.kind is SiteKind.SHARD_MAP_OUT)
     assert out.shape is not None and len(out.shape) == 2
     assert out.shard_shape is not None and out.shard_shape[0] == 4
+
+
+def test_a_leaf_path_step_is_read_as_literal_eval_reads_it_without_it_where_plain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`ast.literal_eval` makes a cycle of functions per call, garbage for the collector: a plain
+    step (`[0]`, `['kernel']`) is read without it, one with an escape still by it."""
+    steps = ["0", "12", "'kernel'", "''", "'a\\\\nb'"]
+    expected = [ast.literal_eval(step) for step in steps]
+    asked: list[str] = []
+    literal_eval = ast.literal_eval
+    monkeypatch.setattr(ast, "literal_eval", lambda text: asked.append(text) or literal_eval(text))
+    assert [shard_map_recognizer._key(step) for step in steps] == expected
+    assert asked == ["'a\\\\nb'"]
