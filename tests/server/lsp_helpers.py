@@ -176,6 +176,14 @@ def codes(diagnostics: Sequence[types.Diagnostic]) -> list[str]:
     return sorted(str(d.code) for d in diagnostics)
 
 
+def having(*expected: str) -> Callable[[types.PublishDiagnosticsParams], bool]:
+    """A wait for the publish of exactly these codes: the first analysis of a file publishes what
+    it has found so far once it takes more than `PARTIAL_AFTER` (`Analyses._progress`), which
+    a loaded machine makes happen for a small file too, so a first non-empty publish may be a
+    part."""
+    return lambda params: codes(params.diagnostics) == sorted(expected)
+
+
 def position_of(text: str, needle: str, line: int | None = None, offset: int = 0) -> types.Position:
     """Where `needle` starts (on `line`, when given), moved right by `offset` characters."""
     for number, content in enumerate(text.split("\n")):
