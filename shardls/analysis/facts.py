@@ -16,10 +16,8 @@ from typing import Generic, TypeVar
 
 from shardls.core import DType, Layout, Mesh, PartitionSpec, Severity, UsageContext
 from shardls.core.movement import DataMovement
-from shardls.stored_init import stored_init
 
 
-@stored_init
 @dataclass(frozen=True, order=True)
 class Span:
     line: int
@@ -63,7 +61,6 @@ class SiteKind(enum.Enum):
     hovers only (the expression that computes the array is its ARRAY_TYPE site)."""
 
 
-@stored_init
 @dataclass(frozen=True)
 class MeshFact:
     """A mesh as the analysis resolved it, and why this one applies."""
@@ -88,7 +85,6 @@ class MeshFact:
     problem, since at run time another mesh may well apply."""
 
 
-@stored_init
 @dataclass(frozen=True)
 class SymbolicDim:
     """A dimension whose size is not known statically; rendered by name (`d_model`)."""
@@ -99,7 +95,6 @@ class SymbolicDim:
 Dim = int | SymbolicDim
 
 
-@stored_init
 @dataclass(frozen=True)
 class ShardDim:
     """One dimension of the per-device shape, as far as the facts go: the global size, the mesh
@@ -127,7 +122,6 @@ class ShardDim:
         return bool(self.axes) and (isinstance(self.size, SymbolicDim) or self.factor is None)
 
 
-@stored_init
 @dataclass(frozen=True)
 class Site:
     """A place where a layout is decided, with everything the renderings need."""
@@ -248,7 +242,6 @@ def _known_product(axes: tuple[str, ...], sizes: Mapping[str, int]) -> int | Non
     return math.prod(known) if all(size >= 1 for size in known) else None
 
 
-@stored_init
 @dataclass(frozen=True)
 class Related:
     span: Span
@@ -256,7 +249,6 @@ class Related:
     path: str | None = None
 
 
-@stored_init
 @dataclass(frozen=True)
 class Diagnostic:
     span: Span
@@ -276,7 +268,6 @@ class Diagnostic:
     so the report at that call makes this one redundant (`file_diagnostics.reported`)."""
 
 
-@stored_init
 @dataclass(frozen=True)
 class DeviceCount:
     count: int
@@ -293,7 +284,6 @@ LONG_SITE_LINES = 64
 that the index stays proportional to the file even when calls span whole pages."""
 
 
-@stored_init
 @dataclass(frozen=True)
 class FileAnalysis:
     path: str
@@ -363,7 +353,6 @@ class FileAnalysis:
 _Item = TypeVar("_Item")
 
 
-@stored_init
 @dataclass(frozen=True)
 class _LineIndex(Generic[_Item]):
     """Items by the lines their spans cover; items spanning more than LONG_SITE_LINES lines are

@@ -15,14 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from shardls.analysis.source import Segment
-from shardls.stored_init import stored_init
 
 if TYPE_CHECKING:
     from shardls.analysis.definitions import ClassInfo, FunctionInfo
     from shardls.analysis.module_info import ModuleInfo
 
 
-@stored_init
 @dataclass(frozen=True, eq=False)
 class Binding:
     name: str
