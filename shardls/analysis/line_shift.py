@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any, cast
 
@@ -238,13 +239,34 @@ def rebuilt(value: Any, changes: dict[str, object]) -> object:
     `__init__` only sets them (no `__post_init__`, no slots): `dataclasses.replace` calls the
     `__init__` of a site with all its 23 fields, 7 µs, and an Enter at the top of a 20k-line
     file rebuilt 5,000 sites and 2,226 segment results. Only the fields are copied (a cached
-    property is made again)."""
+    property is made again).
+
+    Set one attribute at a time, in the order of the fields, as `__init__` sets them, and read
+    without `__dict__`: the instance then keeps its values in its class's shared layout. Filling
+    its `__dict__` instead made each a dictionary of its own, three times the size (a site 900
+    bytes instead of 290): the results an Enter at the top of a 20k-line file moved kept 17 MiB
+    more than the same results analysed afresh, the server's peak memory."""
     kind: type = type(value)
     if hasattr(kind, "__post_init__") or not hasattr(value, "__dict__"):
         return replace(value, **changes)
+    names = _init_fields(kind)
     made: Any = object.__new__(kind)
-    made.__dict__.update({name: value.__dict__[name] for name in _init_fields(kind)}, **changes)
+    for name, item in zip(names, _field_values(kind)(value)):
+        _set(made, name, changes.get(name, item) if changes else item)
     return made
+
+
+_set = object.__setattr__
+"""Sets a field of a frozen dataclass, as its own `__init__` does."""
+
+
+@functools.lru_cache(maxsize=256)
+def _field_values(kind: type) -> Callable[[object], tuple[object, ...]]:
+    """Reads the fields a dataclass is rebuilt from, in order, in one call."""
+    names = _init_fields(kind)
+    if len(names) < 2:  # `attrgetter` of one name gives the value, not a tuple; of none, nothing
+        return lambda value: tuple(getattr(value, name) for name in names)
+    return cast(Callable[[object], tuple[object, ...]], operator.attrgetter(*names))
 
 
 @functools.lru_cache(maxsize=256)
