@@ -19,7 +19,7 @@ from typing import Generic, Protocol, Self, TypeVar, cast
 from shardls.analysis.data_file import DataFile
 from shardls.analysis.evaluator import Reads
 from shardls.analysis.facts import Diagnostic, Site, SiteKind
-from shardls.analysis.line_shift import LineMap, Plan, Shifter, Unshiftable, line_map, rebuilt
+from shardls.analysis.line_shift import LineMap, Plans, Shifter, Unshiftable, line_map, rebuilt
 from shardls.analysis.literal_lines import file_lines
 from shardls.analysis.method_units import MethodEdit, UnitResult, method_edit
 from shardls.analysis.module_info import ModuleInfo
@@ -199,7 +199,7 @@ class FileCache(Generic[R]):
         """The key of the entry of each segment the edit moved, by the moved segment's id."""
         self._method_edit: MethodEdit | None = None
         """The edit of the module `stale` was last asked about, when confined to one method."""
-        self._plans: dict[int, Plan] = {}
+        self._plans = Plans()
         """Where what the last move of the results met holds lines (`Shifter.plans`)."""
 
     def fits(self, fingerprint: object, module: ModuleInfo) -> bool:

@@ -32,10 +32,11 @@ versions left no cycles: those waited for a collection)."""
 WALK_STATE = 1.4 * MIB
 """What the open's peak held beyond what it kept: what the walk keeps for itself while it runs
 (0.95 MiB; 1.9 while those memos lived until the analysis ended, `analyzer._segment_ended`)."""
-EDIT_PEAK = 4 * MIB
-"""What four Enters, each undone by the whole text, peaked at above what the open kept (2.9 MiB,
-3.4 before the results they move kept their class's shared layout, `line_shift.rebuilt`: each
-moves every result below it, the old results alive until the new ones are made)."""
+EDIT_PEAK = 3 * MIB
+"""What four Enters, each undone by the whole text, peaked at above what the open kept (2.1 MiB:
+each moves every result below it, the old results alive until the new ones are made; 3.4 MiB
+before the moved results kept their class's shared layout, `line_shift.rebuilt`, and the moves'
+memos and plans took a number and a list slot per object met instead of pairs, `Plans`)."""
 EDIT_GROWTH = 1 * MIB
 """What they kept beyond it (0.1 MiB: the moves' plans, `Shifter.plans`; 2.4 MiB when each left the
 module version it replaced in a cycle)."""

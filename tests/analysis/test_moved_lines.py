@@ -204,13 +204,15 @@ def test_a_shift_after_another_walks_only_what_holds_lines() -> None:
     sites = Analyzer().analyze(PATH, MODEL).sites
     first = Shifter(LineMap(0, 1, 1), PATH, NONE)
     once = first.values(sites)
-    inert = [value for value, hot in first.plans.values() if hot == ()]
+    inert = [value for value in first.plans.held if first.plans.hot[id(value)] == ()]
     assert inert, "no site holds a spec, a layout or a text without lines"
     second = Shifter(LineMap(0, 1, -1), PATH, NONE, first.plans)
     back = second.values(once)
     assert back == list(sites)
     assert back == Shifter(LineMap(0, 1, -1), PATH, NONE).values(once)
-    assert all(second.plans[id(value)][0] is value for value in inert if id(value) in second.plans)
+    held = {id(value) for value in second.plans.held}
+    assert all(second.plans.hot[id(value)] == () for value in inert if id(value) in held)
+    assert len(first.plans.held) == len(first.plans.hot), "each object is held once"
     assert [s.spec for s in back] == [s.spec for s in sites]
     assert all(a.spec is b.spec for a, b in zip(back, once))
 
