@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import cast
 
 from shardls.analysis.evaluator import Frame
 from shardls.analysis.library import CallArgs
@@ -114,10 +115,12 @@ def _placed_tree(tree: Value, target: Value | None, depth: int = 0) -> Value:
         items = tuple(_placed_tree(item, t, depth + 1) for item, t in zip(tree.items, target.items))
         return Seq(items, tree.is_list)
     if isinstance(target, DictV):
-        if not isinstance(tree, DictV) or _keys(tree) is None or _keys(tree) != _keys(target):
+        keys = _keys(tree) if isinstance(tree, DictV) else None
+        if keys is None or keys != _keys(target):
             return Unknown("a placed tree whose structure is not its shardings'")
+        assert isinstance(tree, DictV)
         values = (
-            _placed_tree(value, target.get(key.value) if isinstance(key, Const) else None, depth + 1)
+            _placed_tree(value, target.get(cast(Const, key).value), depth + 1)
             for key, value in zip(tree.keys, tree.values)
         )
         return DictV(tree.keys, tuple(values))
