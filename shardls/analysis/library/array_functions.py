@@ -201,7 +201,8 @@ def _axes(axis: Value | None, rank: int) -> frozenset[int] | None:
 
 @calls(*(qualname for qualname in _REDUCTIONS if qualname != "numpy.prod"))
 def array_reduction(call: CallArgs) -> Value | None:
-    """(`numpy.prod` is the builtins' reduction of known ints, which passes arrays on here.)"""
+    """A reduction of an array. `numpy.prod` is registered by the builtins (the product of a
+    shape's ints), which hands an array on to this."""
     array = call.get(0, "a", "x")
     if isinstance(array, Unknown):
         array = ArrayV(None)  # whatever it is, the result is an array (of unknown rank)
