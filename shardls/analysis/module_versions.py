@@ -12,8 +12,6 @@ from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.source import SegmentParser
 from shardls.analysis.text_diff import Steps, steps_between
 
-MODULE_CACHE = 512
-"""Modules kept in all (and, in `Workspace`, file texts and data files read)."""
 VERSIONS = 2
 """Modules kept per file: an edited file keeps this many (each holds its text, lines, segments and
 scope)."""
@@ -22,8 +20,10 @@ scope)."""
 class ModuleVersions:
     """The parsed modules of a workspace's files, by normalised path and text."""
 
-    def __init__(self, parser: SegmentParser) -> None:
+    def __init__(self, parser: SegmentParser, kept: int) -> None:
+        """`kept`: how many modules are kept in all (the least recently made go first)."""
         self.parser = parser
+        self.kept = kept
         self._modules: OrderedDict[tuple[str, str], ModuleInfo] = OrderedDict()
         self._latest: dict[str, ModuleInfo] = {}
         """The module last made for each file: the next text of the file is parsed from its
@@ -89,7 +89,7 @@ class ModuleVersions:
         versions.append(key)
         while len(versions) > VERSIONS:
             _release(self._modules.pop(versions.pop(0), None))
-        while len(self._modules) > MODULE_CACHE:
+        while len(self._modules) > self.kept:
             evicted, dropped = self._modules.popitem(last=False)
             self._versions[evicted[0]].remove(evicted)
             if self._latest.get(evicted[0]) is dropped:

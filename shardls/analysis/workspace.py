@@ -4,17 +4,21 @@ from the editor taking precedence over the disk, and caches invalidated by conte
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from shardls.analysis.data_file import DataFile
-from shardls.analysis.module_info import ModuleInfo
-from shardls.analysis.module_versions import MODULE_CACHE, ModuleVersions
-from shardls.analysis.source import SegmentParser
 from shardls.files import decode_source_loosely, read_workspace_file
+
+if TYPE_CHECKING:  # imported when a module is first parsed: a check answered from the cache parses none
+    from shardls.analysis.module_info import ModuleInfo
+    from shardls.analysis.module_versions import ModuleVersions
+    from shardls.analysis.source import SegmentParser
 
 MAX_FILE_CHARS = 1_000_000
 MAX_FILE_LINES = 50_000
@@ -25,7 +29,9 @@ MAX_WORKSPACE_FILES = 2_000
 _SKIPPED = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist"})
 MESH_TEXT = re.compile(r"make_mesh|Mesh\b|set_mesh|create_device_mesh|use_abstract_mesh")
 """Text that may build or set a mesh: the files the search for the workspace's only mesh reads."""
-Version = ModuleInfo | DataFile | None
+MODULE_CACHE = 512
+"""Modules kept in all, and file texts and data files read."""
+Version: TypeAlias = "ModuleInfo | DataFile | None"
 """Another file as a result read it: a module, a data file, or None (no module was found)."""
 SEARCHES = {MESH_TEXT.pattern: MESH_TEXT}
 """The searches of `files_mentioning` by their text, for checking a noted search again."""
@@ -113,9 +119,8 @@ class Workspace:
         of one folder import the same modules: a check of maxtext probes 17,378 paths, not 37,768."""
         self._folders: dict[str, Path] = {}
         """In a snapshot: the folder of each importer, its links resolved (`_folder`)."""
-        self.parser = parser or SegmentParser()
+        self._parser = parser
         self._overlay: dict[str, str] = {}
-        self._versions = ModuleVersions(self.parser)
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
         self._data: dict[str, DataFile] = {}
         self.reads: WorkspaceReads | None = None
@@ -248,6 +253,15 @@ class Workspace:
         """Drop the modules made for the file and their trees (an editor closed it): a later
         import or analysis of it parses its text again."""
         self._versions.forget(_normalize(path))
+
+    @functools.cached_property
+    def _versions(self) -> ModuleVersions:
+        """Made when first asked for a module: the parser's modules are 8 ms of start-up, which
+        a check answered from the cache (it reads and hashes files, and parses none) never pays."""
+        from shardls.analysis.module_versions import ModuleVersions
+        from shardls.analysis.source import SegmentParser
+
+        return ModuleVersions(self._parser or SegmentParser(), MODULE_CACHE)
 
     def data_file(self, path: str) -> DataFile:
         """A file read as data (a YAML config) in its current text: the same object while the

@@ -25,9 +25,7 @@ from shardls.cli.output import FORMATS, LAYOUT_FORMATS, OutputOptions, writer
 from shardls.cli.output.statistics import FORMATS as STATISTICS_FORMATS
 from shardls.cli.output.statistics import write_statistics
 from shardls.cli.settings_args import add_settings_arguments, config_and_layer
-from shardls.cli.show_settings import write_settings
 from shardls.cli.terminal import use_color
-from shardls.cli.watch import watch
 from shardls.config import Config, merge_settings, workspace_root
 from shardls.core import Severity
 from shardls.files import discover, display_path
@@ -81,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if args.show_settings:
         return _show_settings(args)
     if args.watch:
+        from shardls.cli.watch import watch
+
         return watch(lambda: _check_once(args), lambda: _watched(args), quiet=args.quiet or args.silent)
     return _check_once(args)
 
@@ -223,6 +223,8 @@ def _show_settings(args: argparse.Namespace) -> int:
         file, display, start = first.path, first.display, first.path
     config, layer = config_and_layer(args, start)
     settings = merge_settings(config.layer, layer, file=file)
+    from shardls.cli.show_settings import write_settings  # the renderings only this option needs
+
     write_settings(
         display, config, (config.layer, layer), settings, workspace_root(start, config), sys.stdout
     )

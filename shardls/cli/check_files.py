@@ -9,13 +9,9 @@ the others.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,11 +150,9 @@ def _analyse(jobs: Sequence[CheckJob]) -> list[FileReport]:
     workers = worker_count(jobs)
     if workers == 1:
         return [_check_and_settle(job) for job in jobs]
-    context = _forking()
-    if context is not None:
-        _prepare_to_fork(jobs)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(_check_and_settle, jobs, chunksize=max(1, len(jobs) // (workers * 4))))
+    from shardls.cli.workers import in_workers  # only here: its imports are start-up time
+
+    return in_workers(_check_and_settle, jobs, workers, _prepare_to_fork)
 
 
 def _check_and_settle(job: CheckJob) -> FileReport:
@@ -187,14 +181,6 @@ def _size(job: CheckJob) -> int:
         return job.path.stat().st_size
     except OSError:
         return 0
-
-
-def _forking() -> BaseContext | None:
-    """The `fork` start method on Linux, where workers then start as copies of this process
-    (with the workspace index built here); elsewhere the platform's default (None)."""
-    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    return multiprocessing.get_context("fork")
 
 
 def _prepare_to_fork(jobs: Sequence[CheckJob]) -> None:

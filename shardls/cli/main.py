@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from typing import cast
 
 from shardls import __version__
@@ -76,6 +75,8 @@ def _run(arguments: list[str], command_name: str | None) -> int:
 
 
 def _internal_error_line(error: BaseException) -> str:
+    import traceback  # 5 ms of start-up every run would pay for this line only
+
     from shardls.analysis.rules import PROJECT_URL
 
     where = ""

@@ -11,7 +11,7 @@ import pytest
 from check_helpers import BAD, GOOD, HEADER, check, check_json, column_of, notebook, put, write
 
 from shardls.analysis.analyzer import Analyzer
-from shardls.cli import check_files
+from shardls.cli import check_files, workers
 from shardls.files import discover
 from shardls.globs import PatternSet
 from shardls.notebook import read_notebook
@@ -261,7 +261,7 @@ def test_parallel_and_serial_agree(
             pools.append(self)
             super().__init__(max_workers=max_workers, **options)
 
-    monkeypatch.setattr(check_files, "ProcessPoolExecutor", RecordingPool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", RecordingPool)
     monkeypatch.setattr(check_files, "PARALLEL_MIN_BYTES", 1)
     parallel = check(capsys, "--output-format", "json", "--show-layouts")
     assert len(pools) == (1 if (os.cpu_count() or 1) > 1 else 0)
