@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from shardls import notebook
 from shardls.analysis.analyzer import Analyzer
 from shardls.notebook import join_cells
 
@@ -181,3 +182,18 @@ def test_a_cell_indented_as_a_whole_runs_dedented_as_in_ipython() -> None:
     assert notebook.line_of(2, 4) is None
     assert notebook.text.splitlines()[2].startswith("if True:")
     assert notebook.text.splitlines()[3] == " ncorrect = 0"
+
+
+def test_a_cell_without_ipython_syntax_is_taken_as_it_is_without_tokenizing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tokenizing a cell (to know which lines continue a statement) was most of the CPU of
+    reading a notebook; it can only matter to a line that reads as IPython syntax."""
+    cells = ("x = (1 +\n     2)\ns = '''\n%not a magic\n'''\n", "if True:\n    y = x % 2\n")
+    before = join_cells(enumerate(cells, start=1))
+    monkeypatch.setattr(notebook, "_inside_statements", lambda source: pytest.fail(f"tokenized {source!r}"))
+    assert join_cells(enumerate(cells[1:], start=2)).text == cells[1].rstrip("\n")
+    with pytest.raises(pytest.fail.Exception):
+        join_cells(enumerate(cells, start=1))  # a string's line starting with `%`: tokenized
+    monkeypatch.undo()
+    assert before.text == "\n".join(cell.rstrip("\n") for cell in cells)
