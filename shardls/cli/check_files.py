@@ -185,11 +185,15 @@ def _size(job: CheckJob) -> int:
 
 def _prepare_to_fork(jobs: Sequence[CheckJob]) -> None:
     """Do here, once, what every forked worker would otherwise do again: index each workspace,
-    import the recognizers (the analysis imports them when it first needs one: 10 ms a worker),
-    and freeze the heap, so that the workers' collections leave its pages shared
-    (`collector.settle`)."""
+    import the recognizers, the library's models and the scope builder (the analysis imports
+    them when it first needs them: 20 ms a worker), and freeze the heap, so that the workers'
+    collections leave its pages shared (`collector.settle`)."""
+    from shardls.analysis import module_versions, scope_edit  # noqa: F401  (imported by the first parse)
+    from shardls.analysis.library import registry
+
     _index_workspaces(jobs)
     load_recognizers()
+    registry.tables()  # imports the library's modules, which register their handlers
     settle()
 
 

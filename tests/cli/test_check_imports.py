@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from check_helpers import BAD, GOOD, write
+from check_helpers import BAD, GOOD, notebook, write
 
 HEAVY_FOR_A_WARM_RUN = (
     "shardls.analysis.analyzer",
@@ -54,3 +54,33 @@ def test_a_check_of_a_few_files_starts_no_worker_and_imports_no_pool(tmp_path: P
     loaded = loaded_by_check(tmp_path, "--no-cache")
     assert "shardls.analysis.analyzer" in loaded
     assert not {"multiprocessing", "concurrent.futures", "tempfile"} & loaded
+
+
+def test_forked_workers_import_nothing_the_parent_could_have(tmp_path: Path) -> None:
+    """What `_prepare_to_fork` imports, each worker inherits; what it leaves for the first
+    analysis to import, each worker imports again (the library's models alone: 10 ms each).
+    No file builds a mesh, so the workspace's index (which would import them too) parses none,
+    as in gemma."""
+    placing = "import jax\n\n\ndef put(x, sharding):\n    return jax.device_put(x * 2, sharding)\n"
+    write(
+        tmp_path,
+        {"put.py": placing, "use.py": "from put import put\n", "nb.ipynb": notebook(("code", placing))},
+    )
+    program = (
+        "import json, sys\nfrom pathlib import Path\nfrom shardls.cli import check_cmd, check_files\n"
+        "from shardls.cli.main import build_parser\n"
+        "jobs = check_cmd._jobs(build_parser().parse_args(['check', '--no-cache', '.']))\n"
+        "check_files._prepare_to_fork(jobs)\nbefore = set(sys.modules)\n"
+        "reports = [check_files.check_file(job) for job in jobs]\n"
+        "assert len(reports) == 3 and not any(report.internal_error for report in reports), reports\n"
+        "print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith('shardls'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", program],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == []
