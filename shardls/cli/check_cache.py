@@ -62,17 +62,17 @@ def new_run() -> None:
 
 def entry_key(path: Path, roots: Sequence[Path], settings: Settings, text: str) -> str:
     """Everything the analysis of `text` as the file `path` starts from, hashed."""
-    header = json.dumps(
+    where = json.dumps(
         [
             CACHE_FORMAT,
             _build(),
             str(path),
             os.path.abspath(path),  # a relative path names another file from another folder
             [str(root) for root in roots],
-            encode(Settings, settings),
         ],
         sort_keys=True,
     )
+    header = f"{where[:-1]}, {_settings_json(settings)}]"  # what json.dumps gives with them in the list
     digest = hashlib.sha256(header.encode("utf-8", "surrogatepass"))
     digest.update(b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
@@ -162,6 +162,12 @@ def _state(roots: Sequence[Path]) -> WorkspaceState:
     if state is None:
         state = _STATES[key] = WorkspaceState(workspace_for(roots))
     return state
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_json(settings: Settings) -> str:
+    """The settings as JSON, once per settings of a run (every file of a folder has the same)."""
+    return json.dumps(encode(Settings, settings), sort_keys=True)
 
 
 @functools.cache
