@@ -100,7 +100,15 @@ class WorkspaceState:
         `recompute` decides an outcome whose facts no longer hold (without it, it does not)."""
         if not isinstance(dependencies, list):
             return False
+        files = self._files
         for fact in dependencies:
+            # Most facts are an import's probe of a path (about 125 an entry, mostly the same in
+            # every entry of a folder): answered first, from what this run has already asked.
+            if isinstance(fact, list) and len(fact) == 3 and fact[0] == "file" and isinstance(fact[1], str):
+                exists = files.get(fact[1])
+                if (self.is_file(fact[1]) if exists is None else exists) is not fact[2]:
+                    return False
+                continue
             if isinstance(fact, list) and fact and fact[0] == "outcome":
                 if not self._outcome_holds(fact, recompute):
                     return False
@@ -110,9 +118,6 @@ class WorkspaceState:
             kind = fact[0]
             if kind == "text" and len(fact) == 3 and isinstance(fact[1], str):
                 if self.text(fact[1]) != fact[2]:
-                    return False
-            elif kind == "file" and len(fact) == 3 and isinstance(fact[1], str):
-                if self.is_file(fact[1]) is not fact[2]:
                     return False
             elif kind == "search" and len(fact) == 3 and isinstance(fact[1], str):
                 found = self.search(fact[1])

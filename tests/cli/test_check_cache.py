@@ -346,6 +346,10 @@ def test_hostile_entries_are_ignored(
         {**original, "diagnostics": [{**original["diagnostics"][0], "__class__": "os.system"}]},
         {**original, "sites": [{**original["sites"][0], "layout": {"mesh": 1}}]},
         {**original, "dependencies": [["exec", "rm -rf /"]]},
+        {**original, "dependencies": [["file", str(tmp_path / "nowhere.py"), True]]},
+        {**original, "dependencies": [["file", str(tmp_path / "bad.py"), "yes"]]},
+        {**original, "dependencies": [["file", 3, True]]},
+        {**original, "dependencies": [["file", str(tmp_path / "bad.py")]]},
         {**original, "dependencies": "everything"},
         {**original, "format": 0},
     ]
