@@ -24,13 +24,8 @@ HEAVY_FOR_A_WARM_RUN = (
 worker pool, the cache's writing."""
 
 
-def loaded_by_check(folder: Path, *argv: str) -> set[str]:
-    """Which of HEAVY_FOR_A_WARM_RUN a `check` of `folder` with `argv` left in sys.modules."""
-    program = (
-        "import json, sys\nfrom shardls.cli.main import main\n"
-        f"main(['check', '--quiet', *{list(argv)!r}])\n"
-        f"print(json.dumps(sorted(set({list(HEAVY_FOR_A_WARM_RUN)!r}) & set(sys.modules))))\n"
-    )
+def printed_by(folder: Path, program: str) -> object:
+    """The JSON `program` prints last, run in a fresh interpreter in `folder`."""
     done = subprocess.run(
         [sys.executable, "-I", "-c", program],
         cwd=folder,
@@ -39,7 +34,19 @@ def loaded_by_check(folder: Path, *argv: str) -> set[str]:
         timeout=60,
         check=True,
     )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def loaded_by_check(folder: Path, *argv: str) -> set[str]:
+    """Which of HEAVY_FOR_A_WARM_RUN a `check` of `folder` with `argv` left in sys.modules."""
+    program = (
+        "import json, sys\nfrom shardls.cli.main import main\n"
+        f"main(['check', '--quiet', *{list(argv)!r}])\n"
+        f"print(json.dumps(sorted(set({list(HEAVY_FOR_A_WARM_RUN)!r}) & set(sys.modules))))\n"
+    )
+    loaded = printed_by(folder, program)
+    assert isinstance(loaded, list)
+    return set(loaded)
 
 
 def test_a_warm_check_imports_neither_the_analysis_nor_workers_nor_cache_writing(tmp_path: Path) -> None:
@@ -67,7 +74,7 @@ def test_forked_workers_import_nothing_the_parent_could_have(tmp_path: Path) -> 
         {"put.py": placing, "use.py": "from put import put\n", "nb.ipynb": notebook(("code", placing))},
     )
     program = (
-        "import json, sys\nfrom pathlib import Path\nfrom shardls.cli import check_cmd, check_files\n"
+        "import json, sys\nfrom shardls.cli import check_cmd, check_files\n"
         "from shardls.cli.main import build_parser\n"
         "jobs = check_cmd._jobs(build_parser().parse_args(['check', '--no-cache', '.']))\n"
         "check_files._prepare_to_fork(jobs)\nbefore = set(sys.modules)\n"
@@ -75,12 +82,4 @@ def test_forked_workers_import_nothing_the_parent_could_have(tmp_path: Path) -> 
         "assert len(reports) == 3 and not any(report.internal_error for report in reports), reports\n"
         "print(json.dumps(sorted(m for m in set(sys.modules) - before if m.startswith('shardls'))))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", program],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert printed_by(tmp_path, program) == []
