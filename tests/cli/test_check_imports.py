@@ -37,12 +37,12 @@ def printed_by(folder: Path, program: str) -> object:
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def loaded_by_check(folder: Path, *argv: str) -> set[str]:
-    """Which of HEAVY_FOR_A_WARM_RUN a `check` of `folder` with `argv` left in sys.modules."""
+def loaded_by_check(folder: Path, *argv: str, among: tuple[str, ...] = HEAVY_FOR_A_WARM_RUN) -> set[str]:
+    """Which modules of `among` a `check` of `folder` with `argv` left in sys.modules."""
     program = (
         "import json, sys\nfrom shardls.cli.main import main\n"
         f"main(['check', '--quiet', *{list(argv)!r}])\n"
-        f"print(json.dumps(sorted(set({list(HEAVY_FOR_A_WARM_RUN)!r}) & set(sys.modules))))\n"
+        f"print(json.dumps(sorted(set({list(among)!r}) & set(sys.modules))))\n"
     )
     loaded = printed_by(folder, program)
     assert isinstance(loaded, list)
@@ -61,6 +61,15 @@ def test_a_check_of_a_few_files_starts_no_worker_and_imports_no_pool(tmp_path: P
     loaded = loaded_by_check(tmp_path, "--no-cache")
     assert "shardls.analysis.analyzer" in loaded
     assert not {"multiprocessing", "concurrent.futures", "tempfile"} & loaded
+
+
+def test_the_toml_parser_is_imported_only_to_read_a_configuration(tmp_path: Path) -> None:
+    """A pyproject.toml that does not mention shardls is not parsed (gemma's, bonsai's)."""
+    parsers = ("tomllib", "tomli")
+    write(tmp_path, {"good.py": GOOD, "pyproject.toml": "[project]\nname = 'x'\n"})
+    assert loaded_by_check(tmp_path, "--no-cache", among=parsers) == set()
+    write(tmp_path, {"pyproject.toml": "[tool.shardls]\ndevice-count = 8\n"})
+    assert loaded_by_check(tmp_path, "--no-cache", among=parsers) != set()
 
 
 def test_forked_workers_import_nothing_the_parent_could_have(tmp_path: Path) -> None:
