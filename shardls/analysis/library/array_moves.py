@@ -1,7 +1,7 @@
 """Array functions and methods that move, drop or flatten dimensions, for arrays of any layout:
 `x.transpose(0, 2, 1, 3)`, `x.ravel()`, `x.swapaxes(1, 2)`, `jnp.squeeze`, `jnp.moveaxis`,
 `jnp.reshape`, and those that keep the shape (`jnp.flip`, `jnp.roll`, `jnp.sort`, `jnp.isnan`),
-replace one (`lax.top_k`) or add one (`jax.nn.one_hot`).
+replace one (`lax.top_k`, `jnp.take_along_axis`) or add one (`jax.nn.one_hot`).
 
 Real code reshapes what it computed before it places it (tunix qwen2 `qkv.transpose(0, 2, 1, 3)`
 before a `shard_map`, flax's `jnp.argmax(y_pred, axis=-1).ravel()`). The sharded types of these
@@ -21,6 +21,7 @@ from shardls.analysis.library import CallArgs, Library
 from shardls.analysis.library.arrays import reshaped
 from shardls.analysis.library.convert import dtype_of
 from shardls.analysis.library.registry import calls, methods
+from shardls.analysis.shapes import broadcast
 from shardls.analysis.values import ArrayV, BoundMethod, Const, Seq, Unknown, Value, as_int
 from shardls.core import parse_dtype
 
@@ -257,6 +258,37 @@ def _top_k_shape(shape: Shape, index: int, count: Value) -> Shape | None:
     elif number < 0 or (size is not None and number > size):
         return None
     return (*shape[:index], count, *shape[index + 1 :])
+
+
+@calls(*(f"{m}.take_along_axis" for m in _MODULES))
+def _take_along_axis(call: CallArgs) -> Value | None:
+    """`jnp.take_along_axis(x, indices, axis)`: `indices`' size along `axis`, the other sizes of
+    the two broadcast (tunix's samplers, jax-llm-examples' routers gather logits and scores by
+    index); `axis=None` takes from the flattened array by 1-D indices. Both arrays need one rank:
+    JAX raises otherwise, so ranks that differ, sizes that do not broadcast or an axis out of range
+    give no shape."""
+    array, indices = operand(call.get(0, "arr")), operand(call.get(1, "indices"))
+    axis = call.get(2, "axis")
+    if array is None or indices is None or axis is None:
+        return None
+    return ArrayV(_taken_shape(array.shape, indices.shape, axis), array.dtype)
+
+
+def _taken_shape(shape: Shape | None, indices: Shape | None, axis: Value) -> Shape | None:
+    if isinstance(axis, Const) and axis.value is None:
+        if indices is None:
+            return (Unknown("the number of indices"),)
+        return indices if len(indices) == 1 else None
+    known = shape if shape is not None else indices
+    index = axis_of(axis, len(known)) if known is not None else None
+    if known is None or index is None:
+        return None
+    shape = shape if shape is not None else _unknown_dims(len(known), "the array")
+    indices = indices if indices is not None else _unknown_dims(len(known), "the indices")
+    if len(shape) != len(indices):
+        return None
+    others = broadcast((*shape[:index], *shape[index + 1 :]), (*indices[:index], *indices[index + 1 :]))
+    return None if others is None else (*others[:index], indices[index], *others[index:])
 
 
 @calls(*(f"{m}.{n}" for m in _MODULES for n in ("logical_not", "isnan", "isinf", "isfinite", "signbit")))

@@ -1,4 +1,4 @@
-"""Array operations whose result shape is known: `dot`, `matmul`, `einsum`, basic indexing
+"""Array operations whose result shape is known: `dot`, `matmul`, `einsum`, `ragged_dot`, basic indexing
 (`x[0:4]`) and `x.at[...]` with its `.get()`/`.set()`/... methods.
 
 In Explicit mode these operations take `out_sharding=` (the layout of their result), so the
@@ -24,11 +24,13 @@ from shardls.analysis.values import (
     Ref,
     Seq,
     SliceV,
+    Unknown,
     Value,
     as_int,
     as_str,
 )
 from shardls.core import DType
+from shardls.core.typing.promotion import result_type
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,46 @@ def _matmul(call: CallArgs) -> Value | None:
         return None
     product = array_operation(ast.MatMult, a, b)
     return _product(call, product.shape, [a, b]) if isinstance(product, ArrayV) else product
+
+
+@calls("jax.lax.ragged_dot")
+def _ragged_dot(call: CallArgs) -> Value | None:
+    """`lax.ragged_dot(lhs, rhs, group_sizes)`: the rows of `lhs` `[m, k]` split into groups, each
+    multiplied by its group's matrix of `rhs` `[g, k, n]`, giving `[m, n]` (the experts of MoE
+    layers: maxtext's megablox fallback, jax-llm-examples' `_expert_fn`). JAX raises on any other
+    rank, so the result is rank 2 even when the operands' ranks are not known; an operand whose
+    known rank is another gives no shape."""
+    lhs, rhs = call.get(0, "lhs"), call.get(1, "rhs")
+    if lhs is None or rhs is None:
+        return None
+    rows = _dim(lhs, 2, 0, "rows of the ragged_dot's lhs")
+    columns = _dim(rhs, 3, 2, "columns of the ragged_dot's rhs")
+    shape = None if rows is None or columns is None else (rows, columns)
+    return ArrayV(shape, _ragged_dtype(call, lhs, rhs), sharding_of(call.get(None, "out_sharding")))
+
+
+def _dim(operand: Value, rank: int, index: int, what: str) -> Value | None:
+    """Size `index` of an operand JAX requires to be of `rank`: unknown when its shape is, None
+    when its known rank is another."""
+    shape = _shape(operand)
+    if shape is None:
+        return Unknown(what)
+    return shape[index] if len(shape) == rank else None
+
+
+def _ragged_dtype(call: CallArgs, lhs: Value, rhs: Value) -> DType | None:
+    """`preferred_element_type`, else the operands' dtypes promoted as `jnp` does (int8 with
+    bfloat16 is bfloat16); the lattice here is JAX's without x64, so two different dtypes under
+    x64 give no dtype."""
+    x64 = call.library.environment.x64
+    requested = dtype_of(call.get(None, "preferred_element_type"), x64)
+    if requested is not None:
+        return requested
+    if not isinstance(lhs, ArrayV) or not isinstance(rhs, ArrayV) or lhs.dtype is None or rhs.dtype is None:
+        return None
+    if lhs.dtype == rhs.dtype:
+        return lhs.dtype
+    return None if x64 else result_type((lhs.dtype, False), (rhs.dtype, False))[0]
 
 
 def _shape(operand: Value) -> Shape | None:
