@@ -7,7 +7,8 @@ import contextlib
 import functools
 import os
 import re
-from collections.abc import Iterator
+import weakref
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
@@ -119,6 +120,9 @@ class Workspace:
         of one folder import the same modules: a check of maxtext probes 17,378 paths, not 37,768."""
         self._folders: dict[str, Path] = {}
         """In a snapshot: the folder of each importer, its links resolved (`_folder`)."""
+        self.answers: dict[tuple[int, Hashable], tuple[weakref.ref[ModuleInfo], object, WorkspaceReads]] = {}
+        """In a snapshot: answers about a module that rest on it and on what the workspace holds,
+        with what they read (`workspace_answers.kept`); cleared with the probes."""
         self._parser = parser
         self._overlay: dict[str, str] = {}
         self._disk: dict[str, tuple[tuple[int, int], str]] = {}
@@ -132,6 +136,7 @@ class Workspace:
         """Editor contents override the disk; None returns the file to its disk contents."""
         key = _normalize(path)
         self._probed.clear()  # an editor's file exists whatever the disk says
+        self.answers.clear()
         if text is None:
             self._overlay.pop(key, None)
         else:
@@ -190,6 +195,7 @@ class Workspace:
         self._mentioning.clear()
         self._probed.clear()
         self._folders.clear()
+        self.answers.clear()
 
     def files_mentioning(self, pattern: re.Pattern[str]) -> list[str]:
         """The workspace's Python files whose current text `pattern` finds something in."""

@@ -25,6 +25,7 @@ from shardls.analysis.node_memo import per_node
 from shardls.analysis.walking.call_syntax import called_name
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest
 from shardls.analysis.workspace import MODELLED_LIBRARIES, Workspace
+from shardls.analysis.workspace_answers import per_snapshot
 
 PLACEMENTS = frozenset(
     (
@@ -208,6 +209,7 @@ def placing_lambdas(module: ModuleInfo) -> frozenset[str]:
     )
 
 
+@per_snapshot
 def helpers_of(workspace: Workspace, module: ModuleInfo, depth: int = MAX_REEXPORTS) -> frozenset[str]:
     """The names by which `module`'s own code may call a helper: its placing functions, the
     helpers it imports from another module by a top-level `from ... import` and calls, and its
@@ -379,6 +381,7 @@ def _exported(workspace: Workspace, module: ModuleInfo | None, names: Iterable[s
     return found
 
 
+@per_snapshot
 def _places(workspace: Workspace, module: ModuleInfo, name: str, depth: int) -> bool:
     """Whether `name` in `module` is a placing function, re-exports one by a top-level
     `from ... import`, or is a function of the module that passes its parameters to a helper it
