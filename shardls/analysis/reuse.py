@@ -60,6 +60,26 @@ class _Placed:
         return depth == self.depth if self.cut else depth + self.reach < limit
 
 
+class Hashed:
+    """A key whose hash is computed once (`TypeError` here when it has none). A function's value
+    is kept by its arguments (`evaluation/calls._returned_once`), whose hash is a walk of every
+    value they hold; `Reuse.answer_anywhere` looks a key up alone and within a tuple of the
+    evaluation state, which hashed the arguments three times per call (1 % of a check of
+    jax-llm-examples). Equal when their keys are."""
+
+    __slots__ = ("key", "_hash")
+
+    def __init__(self, key: Hashable) -> None:
+        self.key = key
+        self._hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hashed) and self._hash == other._hash and self.key == other.key
+
+
 class Reuse:
     """The answers kept for one evaluator (one file's analysis)."""
 

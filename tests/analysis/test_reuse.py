@@ -15,7 +15,7 @@ from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.file_settings import file_device_count, file_environment
 from shardls.analysis.library import Library
 from shardls.analysis.pragmas import Pragmas
-from shardls.analysis.reuse import Reuse
+from shardls.analysis.reuse import Hashed, Reuse
 from shardls.analysis.settings import Settings
 from shardls.analysis.walker import Context, Walker
 from shardls.analysis.workspace import Workspace
@@ -213,3 +213,30 @@ def test_an_answer_holds_at_every_depth_where_its_calls_stay_within_the_limit() 
     assert reuse.answer_anywhere("f", 11, (), nested(11)) == "cut"
     assert computed == [3, 10, 11]
     assert evaluator.deepest == 13  # the reused answers' checks count as made
+
+
+class _CountedHash:
+    """A key part that counts the times it is hashed (a function's arguments hash every value
+    they hold)."""
+
+    def __init__(self) -> None:
+        self.hashed = 0
+
+    def __hash__(self) -> int:
+        self.hashed += 1
+        return 1
+
+
+def test_a_hashed_key_is_hashed_once_however_often_it_is_looked_up() -> None:
+    """`answer_anywhere` looks a key up alone and within the evaluation state: a plain tuple was
+    hashed three times per ask (`_returned_once`'s arguments), a `Hashed` key once, when made."""
+    evaluator = _evaluator()
+    reuse = Reuse(evaluator)
+    part = _CountedHash()
+    assert reuse.answer_anywhere(("f", part), 0, (), lambda: "value") == "value"
+    assert part.hashed >= 3  # why keys are `Hashed`: each lookup hashes a tuple key whole again
+    part.hashed = 0
+    for _ in range(3):
+        assert reuse.answer_anywhere(Hashed(("g", part)), 0, (), lambda: "value") == "value"
+    assert part.hashed == 3  # once per key made, whatever it is looked up in
+    assert Hashed(("g", part)) == Hashed(("g", part)) != Hashed(("h", part))

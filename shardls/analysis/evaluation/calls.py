@@ -197,16 +197,7 @@ def _returned_once(
     """`_returned`, once per function, arguments and, where the evaluation reads them, evaluation
     state and call depth (`analysis/reuse.py`, `Reuse.answer_anywhere`): a helper called again
     with equal arguments (`cfg.mesh_shape()` in every statement) is not evaluated again."""
-    from shardls.analysis.reuse import reuse_of
-
-    key = (
-        id(info.node),
-        arguments,
-        id(called.enclosing),
-        called.runs_at,
-        evaluator.branching,
-        id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
-    )
+    from shardls.analysis.reuse import Hashed, reuse_of
 
     def compute() -> Value:
         if info.yields:
@@ -215,7 +206,16 @@ def _returned_once(
         return ordered if ordered is not None else _returned(evaluator, info, returns, called)
 
     try:
-        hash(key)
+        key = Hashed(
+            (
+                id(info.node),
+                arguments,
+                id(called.enclosing),
+                called.runs_at,
+                evaluator.branching,
+                id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
+            )
+        )
     except TypeError:
         return compute()
     return reuse_of(evaluator).answer_anywhere(key, called.call_depth, (info, called.enclosing), compute)

@@ -27,7 +27,7 @@ from shardls.analysis.library.transforms import (
     wrapper_arguments,
 )
 from shardls.analysis.recognizers.sharding_pairs import Argument, Pair, pair_tree
-from shardls.analysis.reuse import frame_key, reuse_of
+from shardls.analysis.reuse import Hashed, frame_key, reuse_of
 from shardls.analysis.sites import SiteBuilder, recognizer_for, recognizes
 from shardls.analysis.values import (
     BoundMethod,
@@ -472,13 +472,15 @@ def _wrapper_arguments(evaluator: Evaluator, visit: Visit) -> tuple[list[Value],
     the function around a `@jax.shard_map` body), and the contexts do not change the arguments
     (maxtext asked 608 times, 179 distinct questions: 77,000 of its 960,000 evaluation steps)."""
     frame = visit.frame
-    key = (
-        "wrapper arguments",
-        id(visit.call),
-        frame_key(frame),
-        id(frame.enclosing),
-        evaluator.branching,
-        id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
+    key = Hashed(
+        (
+            "wrapper arguments",
+            id(visit.call),
+            frame_key(frame),
+            id(frame.enclosing),
+            evaluator.branching,
+            id(evaluator.memos),  # the device count a branch states, if any (`BindingMemos.under`)
+        )
     )
     return reuse_of(evaluator).answer_anywhere(
         key, frame.call_depth, (visit.call, frame), lambda: evaluator.call_arguments(visit.call, frame)
