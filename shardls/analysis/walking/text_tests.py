@@ -11,8 +11,9 @@ tests/analysis/test_text_tests.py).
 
 from __future__ import annotations
 
+import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -59,3 +60,13 @@ class NamedCalls:
         if any(match.group(1) in names for match in _CALL.finditer(text)):
             return True
         return _CALLED_RESULT.search(text) is not None
+
+
+def call_matches(test: NamedCalls, text: str) -> Iterator[tuple[int, int]]:
+    """The start and end offsets of every match of `test`'s expression in `text` (each call of
+    one of its names, of a call's result, each `out_sharding=`), in the order of their starts,
+    for testing a text's parts (`walking/call_mentions.py`): `search` on a part finds one exactly
+    where one of these lies wholly in the part, when the part is made of whole lines."""
+    names = test.names
+    calls = (match.span() for match in _CALL.finditer(text) if match.group(1) in names)
+    return heapq.merge(calls, (match.span() for match in _CALLED_RESULT.finditer(text)))
