@@ -113,11 +113,13 @@ class Workspace:
         files: 7.0 → 1.6 ms per edit of `deepseek_batchsplit.py` on a loaded machine)."""
         self._probed: dict[tuple[str, str, int], tuple[tuple[Path, str, bool], ...]] = {}
         """In a snapshot: the files each import (importer's folder, dotted name, level) may mean,
-        with whether each exists (`_candidates`). Every file of a package imports the same
-        modules, and finding them resolved links and asked the disk again for each import of each
-        file (5,755 times in a serial check of maxtext). Keyed by the folder, not the file: the
-        files an import may mean depend on the importer only through it (`_folder`), and the files
-        of one folder import the same modules: a check of maxtext probes 17,378 paths, not 37,768."""
+        with whether each exists (`_probes`). Every file of a package imports the same modules,
+        and finding them resolved links and asked the disk again for each import of each file
+        (5,755 times in a serial check of maxtext). Keyed by the folder, not the file: the files
+        an import may mean depend on the importer only through it (`_folder`), and the files of
+        one folder import the same modules: a check of maxtext probes 17,378 paths, not 37,768.
+        Those an absolute import may mean under the roots, tried first from every folder, are
+        kept once (by an empty folder), not once per folder that imports it."""
         self._folders: dict[str, Path] = {}
         """In a snapshot: the folder of each importer, its links resolved (`_folder`)."""
         self.answers: dict[tuple[int, Hashable], tuple[weakref.ref[ModuleInfo], object, WorkspaceReads]] = {}
@@ -328,15 +330,24 @@ class Workspace:
         Each probe is noted in `reads` as it would be by asking the disk, also when the
         snapshot already knows the answer."""
         folder = self._folder(importer)
-        key = (str(folder), dotted, level)
+        if level:
+            probes = self._probes(folder, dotted, level)
+        else:  # the roots first, whatever the importer's folder: probed once per import
+            probes = self._probes(None, dotted, 0) + self._probes(folder, dotted, 0)
+        if self.reads is not None:
+            self.reads.probes.update((normalized, exists) for _, normalized, exists in probes)
+        return [candidate for candidate, _, exists in probes if exists]
+
+    def _probes(self, folder: Path | None, dotted: str, level: int) -> tuple[tuple[Path, str, bool], ...]:
+        """Each file the import may mean from a module of `folder` (None: under the roots, for an
+        absolute import), with whether it exists; kept in a snapshot."""
+        key = ("" if folder is None else str(folder), dotted, level)
         probes = self._probed.get(key) if self.snapshot else None
         if probes is None:
             probes = tuple(self._probe(candidate) for candidate in self._paths(folder, dotted, level))
             if self.snapshot:
                 self._probed[key] = probes
-        if self.reads is not None:
-            self.reads.probes.update((normalized, exists) for _, normalized, exists in probes)
-        return [candidate for candidate, _, exists in probes if exists]
+        return probes
 
     def _folder(self, importer: ModuleInfo) -> Path:
         """The folder an importer's imports are resolved from: its file's, links resolved (the
@@ -349,18 +360,20 @@ class Workspace:
                 self._folders[importer.path] = folder
         return folder
 
-    def _paths(self, folder: Path, dotted: str, level: int) -> list[Path]:
-        """Every file the import may mean from a module of `folder`, in the order they are tried."""
+    def _paths(self, folder: Path | None, dotted: str, level: int) -> list[Path]:
+        """Every file the import may mean from a module of `folder` (None: under the roots), in
+        the order they are tried."""
         parts = [p for p in dotted.split(".") if p]
         bases: list[Path] = []
-        if level:
+        if folder is None:
+            # A `src/` layout's packages import as top-level names, as pyright resolves them.
+            bases.extend(base for root in self.roots for base in (root, root / "src"))
+        elif level:
             base = folder
             for _ in range(level - 1):
                 base = base.parent
             bases.append(base)
         else:
-            # A `src/` layout's packages import as top-level names, as pyright resolves them.
-            bases.extend(base for root in self.roots for base in (root, root / "src"))
             bases.append(folder)
         paths = []
         for base in bases:

@@ -94,3 +94,19 @@ def test_an_editor_text_is_found_by_an_import_already_probed(tmp_path: Path) -> 
     workspace.set_text(str(tmp_path / "pkg" / "extra.py"), "N = 1\n")
     found = workspace.resolve(importer, "pkg.extra", 0)
     assert found is not None and found.path.endswith("extra.py")
+
+
+def test_the_folders_of_a_workspace_share_the_probes_under_its_roots(tmp_path: Path) -> None:
+    """An absolute import tries the files under the roots first, whatever the importer's folder:
+    an importer in another folder is answered by the first one's probes of them."""
+    _package(tmp_path)
+    (tmp_path / "tools").mkdir()
+    workspace = Workspace([tmp_path], snapshot=True)
+    config = str(tmp_path / "pkg" / "config.py")
+    assert workspace.resolve(_importer(tmp_path, workspace), "pkg.config", 0) is not None
+    (tmp_path / "pkg" / "config.py").unlink()
+    elsewhere = workspace.module(str(tmp_path / "tools" / "run.py"), "from pkg import config\n")
+    workspace.reads = WorkspaceReads()
+    workspace.resolve(elsewhere, "pkg.config", 0)
+    assert workspace.reads.probes[config]  # the disk is not asked again: the file was there
+    assert not workspace.reads.probes[str(tmp_path / "tools" / "pkg" / "config.py")]

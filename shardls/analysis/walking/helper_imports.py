@@ -292,13 +292,7 @@ def _module(
         defined = _top_defs(text)
         classes = _placing_classes(text)
         wanted = (
-            (
-                not sought.isdisjoint(defined)
-                and (
-                    any(word in text for word in PLACING_WORDS)
-                    or any(f"{name}(" in text for name in _local_imports(text))
-                )
-            )
+            (not sought.isdisjoint(defined) and _may_place(text))
             or (not sought <= defined and not sought.isdisjoint(_local_imports(text)))
             or any(not classes.get(name, frozenset()).isdisjoint(importer.call_index) for name in sought)
         )
@@ -350,6 +344,16 @@ def _local_imports(text: str) -> frozenset[str]:
         if dots or dotted.split(".", 1)[0] not in MODELLED_LIBRARIES
         for word in _WORD.findall(names)
         if word not in ("import", "as")
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _may_place(text: str) -> bool:
+    """Whether a module's text holds a placement, or calls a name it imports from the workspace
+    (cached by text: every file importing the module asks, and each test scanned the whole text
+    for each of a dozen words)."""
+    return any(word in text for word in PLACING_WORDS) or any(
+        f"{name}(" in text for name in _local_imports(text)
     )
 
 
