@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from shardls.analysis.foreign_jit import SHARDING_KEYWORDS, jit_call, jit_decorator
@@ -198,15 +198,26 @@ def placing_lambdas(module: ModuleInfo) -> frozenset[str]:
     return frozenset(
         node.targets[0].id
         for segment in module.source.segments
-        if not bound.isdisjoint(_LAMBDA_BOUND.findall(segment.text))
+        if "lambda" in segment.text and not bound.isdisjoint(_LAMBDA_BOUND.findall(segment.text))
         for stmt in segment.body
-        for node in ast.walk(stmt)
-        if isinstance(node, ast.Assign)
-        and named_lambda(node) is not None
+        for node in _assignments(stmt)
+        if named_lambda(node) is not None
         and isinstance(node.targets[0], ast.Name)
         and node.targets[0].id in bound
         and _is_helper(lambda_def(node), PLACEMENTS)
     )
+
+
+def _assignments(stmt: ast.stmt) -> Iterator[ast.Assign]:
+    """The assignments at any depth of a statement. Its expressions are not walked: none holds a
+    statement, and a model's body is mostly expressions (walking every node of each segment that
+    binds a lambda was 1.7 % of a check of jax-llm-examples)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Assign):
+            yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.expr))
 
 
 @per_snapshot
