@@ -75,14 +75,11 @@ class CallMentions:
     )
     """Where the `calls` test (None) or a callee's name matches in a segment, by the segment's id
     (kept alive with the answer)."""
-    _joined: dict[int, tuple[Segment, str]] = field(default_factory=dict, repr=False)
-    """Each segment's text as a statement's is made: its lines joined by newlines."""
 
     def may_call(self, stmt: ast.stmt, segment: Segment, callee: str | None) -> bool:
         """Whether the text of a statement (or of a function, from its `def` line) may hold a call
         worth visiting (one of `callee`, when searching its callers). Kept per statement: a walk
-        reaches the same statement once per context and caller search, and joining and searching
-        its lines each time cost 4% of a profiled check of maxtext."""
+        reaches the same statement once per context and caller search."""
         key = (stmt, callee)
         found = self._answers.get(key)
         if found is None:
@@ -103,19 +100,13 @@ class CallMentions:
         key = (id(segment), callee)
         kept = self._lines.get(key)
         if kept is None or kept[0] is not segment:
-            text = self._joined_of(segment)
+            text = segment.text  # its lines joined by newlines, as a statement's text is made
             if callee is None:
                 assert isinstance(self.calls, NamedCalls)
                 matches = call_matches(self.calls, text)
             else:
                 matches = _word_matches(text, callee)
             kept = self._lines[key] = (segment, MatchedLines.of(text, matches))
-        return kept[1]
-
-    def _joined_of(self, segment: Segment) -> str:
-        kept = self._joined.get(id(segment))
-        if kept is None or kept[0] is not segment:
-            kept = self._joined[id(segment)] = (segment, "\n".join(segment.lines))
         return kept[1]
 
 
