@@ -47,14 +47,20 @@ def test_the_files_of_a_folder_share_their_probes(tmp_path: Path) -> None:
     37,768 paths by file, 17,378 by folder)."""
     _package(tmp_path)
     (tmp_path / "pkg" / "other.py").write_text("from pkg import config\n")
+    probes = _probed_after_removal(tmp_path, tmp_path / "pkg" / "other.py")
+    assert probes[str(tmp_path / "pkg" / "config.py")]  # the disk is not asked again: the file was there
+
+
+def _probed_after_removal(tmp_path: Path, other: Path) -> dict[str, bool]:
+    """The probes `other`'s `from pkg import config` notes in a snapshot where `pkg/main.py`
+    resolved it before `pkg/config.py` was deleted."""
     workspace = Workspace([tmp_path], snapshot=True)
-    config = str(tmp_path / "pkg" / "config.py")
     assert workspace.resolve(_importer(tmp_path, workspace), "pkg.config", 0) is not None
     (tmp_path / "pkg" / "config.py").unlink()
-    sibling = workspace.module(str(tmp_path / "pkg" / "other.py"), "from pkg import config\n")
+    importer = workspace.module(str(other), "from pkg import config\n")
     workspace.reads = WorkspaceReads()
-    workspace.resolve(sibling, "pkg.config", 0)
-    assert workspace.reads.probes[config]  # the disk is not asked again: the file was there
+    workspace.resolve(importer, "pkg.config", 0)
+    return workspace.reads.probes
 
 
 def test_a_linked_importer_imports_from_the_folder_it_links_to(tmp_path: Path) -> None:
@@ -101,12 +107,6 @@ def test_the_folders_of_a_workspace_share_the_probes_under_its_roots(tmp_path: P
     an importer in another folder is answered by the first one's probes of them."""
     _package(tmp_path)
     (tmp_path / "tools").mkdir()
-    workspace = Workspace([tmp_path], snapshot=True)
-    config = str(tmp_path / "pkg" / "config.py")
-    assert workspace.resolve(_importer(tmp_path, workspace), "pkg.config", 0) is not None
-    (tmp_path / "pkg" / "config.py").unlink()
-    elsewhere = workspace.module(str(tmp_path / "tools" / "run.py"), "from pkg import config\n")
-    workspace.reads = WorkspaceReads()
-    workspace.resolve(elsewhere, "pkg.config", 0)
-    assert workspace.reads.probes[config]  # the disk is not asked again: the file was there
-    assert not workspace.reads.probes[str(tmp_path / "tools" / "pkg" / "config.py")]
+    probes = _probed_after_removal(tmp_path, tmp_path / "tools" / "run.py")
+    assert probes[str(tmp_path / "pkg" / "config.py")]  # the disk is not asked again: the file was there
+    assert not probes[str(tmp_path / "tools" / "pkg" / "config.py")]
