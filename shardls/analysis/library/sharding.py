@@ -26,6 +26,7 @@ from shardls.analysis.values import (
     SpecV,
     Unknown,
     Value,
+    as_int,
     guarded_alternatives,
     options,
 )
@@ -221,13 +222,25 @@ def _set_mesh(call: CallArgs) -> Value | None:
 
 @subscripts
 def _spec_items(base: Value, index: Value | slice) -> Value | None:
-    """`spec[1:]` and `*spec`: a spec's entries as values."""
+    """`spec[0]`, `spec[1:]` and `*spec`: a spec's entries as values (maxtext's
+    `P(activation_pspec[0], None)`). An entry the spec could not resolve stays unknown, never
+    `None`; JAX raises on an index, a slice or `*` of a spec with reduced or unreduced axes
+    (`spec.partitions[...]` is the way there), so that has no value."""
     if not isinstance(base, SpecV):
         return None
-    entries = tuple(_entry_value(e) for e in base.spec.entries)
+    if base.spec.reduced or base.spec.unreduced:
+        return Unknown("indexing a spec with reduced or unreduced axes raises in JAX")
+    unknown = set(base.unknown_entries)
+    entries = tuple(
+        Unknown("spec entry unknown") if i in unknown else _entry_value(e)
+        for i, e in enumerate(base.spec.entries)
+    )
     if isinstance(index, slice):
         return Seq(entries[index])
-    return None
+    position = as_int(index)
+    if position is None:
+        return None
+    return entries[position] if -len(entries) <= position < len(entries) else Unknown("index out of range")
 
 
 def _entry_value(entry: SpecEntry) -> Value:
