@@ -9,11 +9,22 @@ from typing import TYPE_CHECKING
 
 from shardls.analysis.evaluation.fixed_rank import with_fixed_rank
 from shardls.analysis.evaluation.frame import Frame
-from shardls.analysis.evaluation.known_values import mutated, unpack, with_item
+from shardls.analysis.evaluation.known_values import mutated, tuple_options, unpack, with_item
 from shardls.analysis.lambda_defs import lambda_def, named_lambda
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.scopes import Binding, Scope
-from shardls.analysis.values import ClassV, Const, FunctionV, ModuleV, Ref, Seq, StreamV, Unknown, Value
+from shardls.analysis.values import (
+    Choice,
+    ClassV,
+    Const,
+    FunctionV,
+    ModuleV,
+    Ref,
+    Seq,
+    StreamV,
+    Unknown,
+    Value,
+)
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluator import Evaluator
@@ -26,7 +37,7 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
     if isinstance(binding.value, ast.Lambda) and isinstance(statement, ast.Assign) and scope.owner is None:
         return _named_lambda(evaluator, statement, binding, scope, frame)
     if kind in ("assign", "with") and binding.value is not None:
-        value = unpack(evaluator.eval(binding.value, frame), binding.unpack)
+        value = _unpacked(evaluator, evaluator.eval(binding.value, frame), binding)
         if isinstance(value, Const) and value.origin is not None and value.origin.line == binding.line:
             named = frame.origin(f"`{binding.name}`", binding.node)
             return replace(value, origin=replace(named, assumption=value.origin.assumption))
@@ -69,6 +80,20 @@ def evaluate_binding(evaluator: Evaluator, binding: Binding, scope: Scope, frame
     if kind == "annotation":
         return Unknown(f"{binding.name!r} has no value here", symbol=binding.name)
     return Unknown(f"{binding.name!r} ({kind})", symbol=binding.name)
+
+
+def _unpacked(evaluator: Evaluator, value: Value, binding: Binding) -> Value:
+    """The target's part of the assigned value, unpacked from each option of a choice (`logits,
+    cache = forward(...)` where `forward` returns `(logits, kvs) if ... else (logits, cache)`):
+    unpacking the choice as a whole gave nothing. Each part keeps which option it comes from, as
+    if the options were branches of one `if` (`tuple_options`): the targets of one unpacking are
+    never combined from two options, which no run assigns together."""
+    if not binding.unpack or not isinstance(value, Choice) or binding.value is None:
+        return unpack(value, binding.unpack)
+    guarded = tuple_options(value, id(binding.value))
+    return evaluator.choice(
+        [unpack(option, binding.unpack) for option, _ in guarded], [g for _, g in guarded]
+    )
 
 
 def _named_lambda(

@@ -7,7 +7,20 @@ from __future__ import annotations
 import ast
 
 from shardls.analysis.settings import DEFAULT_COUNT_SOURCE
-from shardls.analysis.values import ArrayV, Const, DictV, MatchV, Seq, SetV, Unknown, Value, as_int
+from shardls.analysis.values import (
+    ArrayV,
+    Choice,
+    Const,
+    DictV,
+    Guard,
+    MatchV,
+    Seq,
+    SetV,
+    Unknown,
+    Value,
+    as_int,
+    guarded_options,
+)
 
 
 def decided(value: Value) -> bool | None:
@@ -49,6 +62,20 @@ def unpack(value: Value, path: tuple[int | str, ...]) -> Value:
         else:
             value = Seq(value.items[int(step.removeprefix("star")) :])
     return value
+
+
+def tuple_options(value: Choice, key: int) -> list[tuple[Value, frozenset[Guard]]]:
+    """The options of a value being unpacked, each guarded as the one branch taken of a choice
+    between them all: option `i` comes through branch True of the guard `key + i` and branch False
+    of every other option's. `key` is the id of the unpacked expression's node; its options are at
+    most `Limits.choices` (16), fewer than the bytes of the node, so `key + i` is no other
+    statement's id. Options with the same value for one target merge as `choice` merges them
+    (keeping the guards they share: none, for a part every option gives)."""
+    guarded = list(guarded_options(value))
+    return [
+        (option, guard | {(key + other, other == index) for other in range(len(guarded))})
+        for index, (option, guard) in enumerate(guarded)
+    ]
 
 
 def _row(array: ArrayV, index: int) -> Value:
