@@ -189,10 +189,11 @@ class FunctionV(Value):
 @stored_init
 @dataclass(frozen=True, eq=False)
 class PartialV(Value):
-    """`functools.partial(f, *args, **kwargs)` of a workspace function: calling it calls `f` with
-    these arguments first and the call's after (its keywords overriding these), as Python does."""
+    """`functools.partial(f, *args, **kwargs)` of a workspace function or of a JAX array function
+    (`partial(jnp.argmax, axis=-1)`): calling it calls `f` with these arguments first and the
+    call's after (its keywords overriding these), as Python does."""
 
-    func: FunctionV
+    func: FunctionV | Ref
     args: tuple[Value, ...]
     kwargs: tuple[tuple[str, Value], ...]
 

@@ -258,14 +258,22 @@ def _assuming(size: Value, assumption: str) -> Value:
     return replace(size, origin=replace(origin, assumption=origin.assumption or assumption))
 
 
+_ARRAY_FUNCTIONS = ("jax.numpy.", "jax.nn.", "jax.lax.")
+"""Library functions whose partial is called as they are (`lax.cond(..., partial(jnp.argmax,
+axis=-1), logits)`); the transforms' partials (`partial(jax.jit, ...)`) are read from the syntax
+by their recognizers, and stay unknown values here."""
+
+
 @calls("functools.partial")
 def _partial(call: CallArgs) -> Value | None:
     """`partial(initializer, out_sharding=...)`, `partial(nnx.vmap, ...)` (which is what Flax's
     `nnx.vmap(...)` itself returns), and a workspace function's partial (jax-llm-examples'
-    `lsc = partial(logical_sharding_constraint, mesh=cfg.mesh, rules=cfg.rules)`); other
-    partials stay unknown here."""
+    `lsc = partial(logical_sharding_constraint, mesh=cfg.mesh, rules=cfg.rules)`), a JAX array
+    function's partial; other partials stay unknown here."""
     initializer = call.args[0] if call.args else None
-    if isinstance(initializer, FunctionV):
+    if isinstance(initializer, FunctionV) or (
+        isinstance(initializer, Ref) and initializer.qualname.startswith(_ARRAY_FUNCTIONS)
+    ):
         return PartialV(initializer, tuple(call.args[1:]), tuple(call.kwargs.items()))
     if isinstance(initializer, Ref) and initializer.qualname == "flax.nnx.vmap" and len(call.args) == 1:
         return _vmap(replace(call, args=[]))

@@ -98,6 +98,7 @@ def tables() -> tuple[
         builtins_,
         collectives,
         command_flags,
+        conditionals,
         config_dict,
         differentiation,
         dtype_info,

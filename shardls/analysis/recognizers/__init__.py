@@ -11,6 +11,7 @@ def load() -> None:
     if _loaded:
         return
     from shardls.analysis.recognizers import (  # noqa: F401
+        cond_branches,
         jit,
         linen,
         linen_modules,

@@ -41,11 +41,11 @@ def transformed_bodies(
                 where = f"{ast.unparse(visit.call.func)}({info.name})(...) at line {called.frame.line_of(called.call) + 1}"
                 found.append((locals_, replace(called.context, call_site=where, traced=True)))
                 if len(found) >= MAX_CONTEXTS:
-                    return _with_closure(found, info, frame)
-    return _with_closure(found, info, frame)
+                    return with_closure(found, info, frame)
+    return with_closure(found, info, frame)
 
 
-def _with_closure(
+def with_closure(
     found: list[tuple[dict[str, Value], Context]], info: FunctionInfo, frame: Frame
 ) -> list[tuple[dict[str, Value], Context]]:
     """A nested loss function reads its enclosing call's arguments too (`segment_ids` in

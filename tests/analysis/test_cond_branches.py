@@ -1,0 +1,92 @@
+"""`jax.lax.cond` / `jax.lax.switch`: a branch function's body runs with the operands bound, and
+the call's value is what a branch gives whose value is known (JAX requires every branch to
+return the same types). tests/corpus/r85_lax_cond_branches.py runs the gemma4 pattern under JAX."""
+
+from __future__ import annotations
+
+from analysis_helpers import analyze, site_named
+
+HEADER = """
+from functools import partial
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+"""
+
+
+def test_a_branch_body_sees_the_operands_and_the_call_site() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def top(logits, temp):
+    def scaled_branch(logits):
+        scaled = jax.device_put(logits / temp, NamedSharding(mesh, P("x", None, "y")))
+        return jnp.argmax(scaled, -1)
+    return jax.lax.cond(temp > 0, scaled_branch, partial(jnp.argmax, axis=-1), logits)
+
+tokens = jax.device_put(top(jnp.ones((8, 4, 32)), 0.5), NamedSharding(mesh, P("x")))
+"""
+    )
+    scaled = site_named(analysis, "scaled")
+    assert scaled.shape == (8, 4, 32)
+    assert scaled.shard_shape == (4, 4, 8)
+    assert any("jax.lax.cond(..., scaled_branch, ...) at line" in a for a in scaled.assumptions)
+    assert site_named(analysis, "tokens").shape == (8, 4)
+    assert not analysis.diagnostics
+
+
+def test_the_value_is_a_known_branchs_when_another_is_not_known() -> None:
+    """The second branch divides by a value of unknown rank: the first branch's rank stands."""
+    analysis = analyze(
+        HEADER
+        + """
+def pick(x, scale):
+    return jax.lax.cond(scale.flag, lambda v: v, lambda v: v / scale.value, x)
+
+def keep(x, scale):
+    return jax.lax.cond(scale.flag, partial(jnp.sum, axis=0), lambda v: v / scale.value, x)
+
+a = jax.device_put(pick(jnp.ones((8, 4)), object()), NamedSharding(mesh, P("x")))
+b = jax.device_put(keep(jnp.ones((8, 4)), object()), NamedSharding(mesh, P("y")))
+"""
+    )
+    assert site_named(analysis, "a").shape is None  # no branch is followed: a lambda's value is not
+    assert site_named(analysis, "b").shape == (4,)
+
+
+def test_switch_binds_the_operands_of_every_listed_branch() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def first(v):
+    one = jax.device_put(v, NamedSharding(mesh, P("x")))
+    return one
+
+def second(v):
+    two = jax.device_put(v * 2, NamedSharding(mesh, P(None, "y")))
+    return two
+
+def run(index):
+    return jax.lax.switch(index, [first, second], jnp.ones((8, 16)))
+
+out = jax.device_put(run(1), NamedSharding(mesh, P("x", "y")))
+"""
+    )
+    assert site_named(analysis, "one").shard_shape == (4, 16)
+    assert site_named(analysis, "two").shard_shape == (8, 4)
+    assert site_named(analysis, "out").shard_shape == (4, 4)
+
+
+def test_a_function_passed_as_the_predicate_or_an_operand_is_no_branch() -> None:
+    analysis = analyze(
+        HEADER
+        + """
+def helper(v):
+    inner = jax.device_put(v, NamedSharding(mesh, P("x")))
+    return inner
+
+def run(flag):
+    return jax.lax.cond(flag, lambda f: 1, lambda f: 2, helper)
+"""
+    )
+    assert site_named(analysis, "inner").shape is None
