@@ -6,7 +6,8 @@ nested in `sample_top` and handed to `lax.cond` with the logits), so its body wa
 unknown parameters: its `reshard` and its `jax.shard_map(sample, ...)(key, logits)` had no shape.
 JAX traces every branch with the operands, so the body runs once per such call with its parameters
 bound to them, traced (as under `jit`), inside `jit` only when the call is; a nested branch reads
-its enclosing call's arguments too (`temp`). The call's value is `library/conditionals.py`'s.
+its enclosing call's arguments too (`temp`). A branch also called directly is walked for those
+calls too. The call's value is `library/conditionals.py`'s.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.recognizers.transformed_calls import with_closure
 from shardls.analysis.values import FunctionV, Ref, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts
+from shardls.analysis.walking.caller_contexts import caller_contexts
 
 _CALLEES = {"cond": COND, "switch": SWITCH}
 """How the calls are written (`jax.lax.cond(...)`, `lax.switch(...)`), and what they must be."""
@@ -48,9 +50,11 @@ def branch_bodies(
             locals_ = evaluator.bind_arguments(info, list(arguments), {}, None, visit.frame)
             where = f"{ast.unparse(visit.call.func)}(..., {info.name}, ...) at line {visit.frame.line_of(visit.call) + 1}"
             found.append((locals_, replace(visit.context, call_site=where, traced=True)))
-            if len(found) >= MAX_CONTEXTS:
-                return with_closure(found, info, frame)
-    return with_closure(found, info, frame)
+    if not found:
+        return []
+    # A provider's contexts replace the plain calls': a branch also called directly keeps those.
+    plain = caller_contexts(walker, info, depth)
+    return with_closure(found[:MAX_CONTEXTS], info, frame) + plain[: max(0, MAX_CONTEXTS - len(found))]
 
 
 def _names_near(module: ModuleInfo, callee: str) -> frozenset[str]:
