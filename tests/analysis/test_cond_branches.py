@@ -36,7 +36,8 @@ tokens = jax.device_put(top(jnp.ones((8, 4, 32)), 0.5), NamedSharding(mesh, P("x
 
 
 def test_the_value_is_a_known_branchs_when_another_is_not_known() -> None:
-    """The second branch divides by a value of unknown rank: the first branch's rank stands."""
+    """A lambda returning its operand is the operand; a branch that divides by a value of unknown
+    rank has no rank, and the other branch's stands; with no branch of known rank, none."""
     analysis = analyze(
         HEADER
         + """
@@ -44,14 +45,25 @@ def pick(x, scale):
     return jax.lax.cond(scale.flag, lambda v: v, lambda v: v / scale.value, x)
 
 def keep(x, scale):
-    return jax.lax.cond(scale.flag, partial(jnp.sum, axis=0), lambda v: v / scale.value, x)
+    return jax.lax.cond(scale.flag, lambda v: v / scale.value, partial(jnp.sum, axis=0), x)
+
+def neither(x, scale):
+    return jax.lax.cond(scale.flag, lambda v: v / scale.value, lambda v: v * scale.value, x)
+
+def pair(x, y, scale):
+    return jax.lax.cond(scale.flag, lambda *args: args, lambda *args: tuple(a * 2 for a in args), x, y)
 
 a = jax.device_put(pick(jnp.ones((8, 4)), object()), NamedSharding(mesh, P("x")))
 b = jax.device_put(keep(jnp.ones((8, 4)), object()), NamedSharding(mesh, P("y")))
+c = jax.device_put(neither(jnp.ones((8, 4)), object()), NamedSharding(mesh, P("y")))
+first, second = pair(jnp.ones((8, 4)), jnp.ones((16,)), object())
+d = jax.device_put(second, NamedSharding(mesh, P("y")))
 """
     )
-    assert site_named(analysis, "a").shape is None  # no branch is followed: a lambda's value is not
+    assert site_named(analysis, "a").shape == (8, 4)
     assert site_named(analysis, "b").shape == (4,)
+    assert site_named(analysis, "c").shape is None
+    assert site_named(analysis, "d").shape == (16,)
 
 
 def test_switch_binds_the_operands_of_every_listed_branch() -> None:
@@ -93,3 +105,26 @@ def run(flag):
 """
     )
     assert site_named(analysis, "inner").shape is None
+
+
+def test_a_nested_branch_is_found_in_its_enclosing_functions_blocks() -> None:
+    """nemotron3's `shift_right`, handed to `lax.cond` under an `if` in a `with` block: the call
+    is read in the enclosing function's statements, at its own statement."""
+    analysis = analyze(
+        HEADER
+        + """
+def block(x, padding):
+    with jax.named_scope("roll"):
+        if x.shape[1] > 1:
+            def shift_right(x):
+                rolled = jax.device_put(jnp.roll(x, 1, axis=1), NamedSharding(mesh, P("x")))
+                return rolled
+            x = jax.lax.cond(padding > 0, shift_right, lambda x: x, x)
+    return x
+
+out = block(jnp.ones((8, 4)), 2)
+"""
+    )
+    rolled = site_named(analysis, "rolled")
+    assert rolled.shard_shape == (4, 4)
+    assert any("jax.lax.cond(..., shift_right, ...) " in a for a in rolled.assumptions), rolled.assumptions
