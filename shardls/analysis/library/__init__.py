@@ -40,7 +40,15 @@ _COMBINATIONS = 8
 
 _SHAPE_MODULES = frozenset(
     f"shardls.analysis.library.{name}"
-    for name in ("array_functions", "array_moves", "array_shaping", "array_slicing", "operations", "regex")
+    for name in (
+        "array_functions",
+        "array_moves",
+        "array_shaping",
+        "array_slicing",
+        "collectives",
+        "operations",
+        "regex",
+    )
 )
 """Modules whose handlers compute an array's shape from their operands' and know nothing of
 choices: a call with an argument of several possible values is made for each (`_call_each`).

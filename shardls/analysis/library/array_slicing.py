@@ -173,27 +173,40 @@ _UPDATES = {
 @calls(*_UPDATES)
 def _dynamic_update(call: CallArgs) -> Value | None:
     """`lax.dynamic_update_slice(x, update, start_indices)` and its `_in_dim` forms: `x`'s shape
-    and dtype. `dynamic_update_slice` takes one start index per dimension of `x` (and `update`
-    has its rank), which fixes the rank when `x`'s is not known."""
+    and dtype. `dynamic_update_slice` takes one start index per dimension of `x`, and it and its
+    `_in_dim` form raise unless `update` has `x`'s rank: either fixes the rank when `x`'s is not
+    known, even when `x` is no value shardls knows (jax-llm-examples' `update_slice(cache.k[idx],
+    k, ...)`: JAX takes only arrays there). `dynamic_update_index_in_dim` also takes an update
+    one dimension short."""
     array = operand(call.get(0, "operand"))
-    if array is None:
-        return None
-    if array.shape is not None:
+    if array is not None and array.shape is not None:
         return ArrayV(array.shape, array.dtype)
-    if call.qualname != _LAX + "dynamic_update_slice":
-        return ArrayV(None, array.dtype)
-    starts = _items(call.get(2, "start_indices"))
+    dtype = array.dtype if array is not None else None
     update = call.get(1, "update")
+    starts = _items(call.get(2, "start_indices")) if call.qualname == _LAX + "dynamic_update_slice" else None
     rank = (
         len(starts)
         if starts is not None
         else len(update.shape)
-        if isinstance(update, ArrayV) and update.shape is not None
+        if isinstance(update, ArrayV) and update.shape is not None and call.qualname in _SAME_RANK
         else None
     )
     if rank is None:
-        return ArrayV(None, array.dtype)
-    return ArrayV(tuple(Unknown(f"size {i} of an updated array") for i in range(rank)), array.dtype)
+        return None if array is None else ArrayV(None, dtype)
+    return ArrayV(tuple(Unknown(f"size {i} of an updated array") for i in range(rank)), dtype)
+
+
+_SAME_RANK = (_LAX + "dynamic_update_slice", _LAX + "dynamic_update_slice_in_dim")
+"""The updates JAX rejects unless `update` has the operand's rank."""
+
+
+@calls(*(_LAX + name for name in ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")))
+def _scatter(call: CallArgs) -> Value | None:
+    """`lax.scatter_add(operand, indices, updates, dimension_numbers)` and its kin: the operand's
+    shape and dtype (jax-llm-examples' MoE unpermute). Not its layout: with a sharded operand JAX
+    may refuse to choose one (it asks for `.at[...].add(out_sharding=)`), so none is claimed."""
+    array = operand(call.get(0, "operand"))
+    return None if array is None else ArrayV(array.shape, array.dtype)
 
 
 # -- padding --------------------------------------------------------------------------------------

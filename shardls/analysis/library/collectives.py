@@ -1,5 +1,7 @@
 """Collectives that change a block's shape inside a `shard_map` body: `all_to_all`, `all_gather`,
-`psum_scatter`, and the casts that keep it (`pcast`, `pvary`).
+`psum_scatter`, and those that keep it (`psum`, `pmax`, ..., the casts `pcast`, `pvary`). An
+operand of several possible values is handed over one option at a time (`_SHAPE_MODULES`: the
+MoE's `ff_out_expert` is one of two branches' before its `psum`).
 
 The size of the axes a collective runs over is read from the body's mesh (the shard_map
 recognizer evaluates the body with it as the context mesh, its manual axes Manual). Where that
@@ -137,6 +139,13 @@ def _psum_scatter(call: CallArgs) -> Value | None:
     else:
         dims.pop(axis)
     return ArrayV(tuple(dims), array.dtype)
+
+
+@calls("jax.lax.psum", "jax.lax.pmean", "jax.lax.pmax", "jax.lax.pmin", "jax.lax.ppermute")
+def _collective(call: CallArgs) -> Value | None:
+    """Collectives over mesh axes keep the shape of their operand (common in shard_map bodies)."""
+    operand = call.get(0, "x")
+    return operand if isinstance(operand, ArrayV) else None
 
 
 @calls("jax.lax.pcast", "jax.lax.pvary")

@@ -18,7 +18,7 @@ from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.sharded.jit_types import jitted_call, wrapped_options
 from shardls.analysis.sharded.manual import SHARD_MAP_APIS, shard_mapped_call
 from shardls.analysis.sharded.vmapped import VMAP, vmapped_call
-from shardls.analysis.values import ArrayV, BoundMethod, Seq, TransformedV, Value
+from shardls.analysis.values import BoundMethod, Seq, TransformedV, Value
 
 WRAPPER_PARAMETERS: dict[str, tuple[str, ...]] = {
     # `pjit` is canonicalised to `jax.jit`; only it takes the shardings positionally.
@@ -107,10 +107,3 @@ def _wrapped_method(
     if isinstance(base, BoundMethod) and isinstance(base.base, TransformedV) and attr in WRAPPED_METHODS:
         return BoundMethod(base.base, attr)
     return None
-
-
-@calls("jax.lax.psum", "jax.lax.pmean", "jax.lax.pmax", "jax.lax.pmin", "jax.lax.ppermute")
-def _collective(call: CallArgs) -> Value | None:
-    """Collectives over mesh axes keep the shape of their operand (common in shard_map bodies)."""
-    operand = call.get(0, "x")
-    return operand if isinstance(operand, ArrayV) else None

@@ -48,6 +48,7 @@ from shardls.analysis.site_facts import shape_reason
 from shardls.analysis.sites import SiteBuilder, recognizes
 from shardls.analysis.values import (
     ArrayV,
+    Choice,
     Const,
     DictV,
     MeshV,
@@ -57,6 +58,7 @@ from shardls.analysis.values import (
     Unknown,
     Value,
     as_int,
+    options,
 )
 from shardls.analysis.walker import Context, MeshContext, Visit
 from shardls.core import (
@@ -126,7 +128,9 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     result = nnx_result(
         builder.evaluator, app, _body_result(builder.evaluator, app, blocks, meshes), visit.frame
     )
-    for pair in output_pairs(app.get("out_specs"), app.node("out_specs"), result, site, f"{app.name}(...)"):
+    outcomes = list(options(result))[:_OUTCOMES] if isinstance(result, Choice) else [result]
+    out_specs, out_node = app.get("out_specs"), app.node("out_specs")
+    for pair in (p for r in outcomes for p in output_pairs(out_specs, out_node, r, site, f"{app.name}(...)")):
         global_ = _global_output(resolved, pair)
         if meshes is not None and isinstance(pair.spec, SpecV):
             global_, rejection = typed_output(
@@ -135,6 +139,11 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
             if rejection is not None:
                 _reject(builder, call_span, rejection, pair.value)
         _place(builder, app, visit, SiteKind.SHARD_MAP_OUT, _at_call(pair), global_, call_span, mesh)
+
+
+_OUTCOMES = 4
+"""Layouts an output site gets at most from a body that returns one of several values (an `if`
+in the body undecided: JAX traces the branch the call takes)."""
 
 
 def _body_result(
@@ -334,7 +343,8 @@ def _blocks(
     inferred = "in_specs" not in app.arguments
     for pair in pairs:
         value = _block(pair, mesh)
-        if meshes is not None and isinstance(value, ArrayV) and isinstance(pair.spec, SpecV):
+        sized = _int_dims(pair.value) is not None  # a block of known rank only is not typed
+        if meshes is not None and sized and isinstance(value, ArrayV) and isinstance(pair.spec, SpecV):
             spec = None if inferred else pair.spec.spec
             value, rejection = typed_block(pair.value, value, spec, meshes[1], _check_vma(app), app.name)
             if rejection is not None:
@@ -430,6 +440,8 @@ def _block(pair: Pair, mesh: Mesh | None) -> Value:
     if isinstance(pair.spec, Const) and pair.spec.value is None:
         return array or Unknown("an argument of unknown shape")  # `in_specs=None`: the whole array
     dims = _int_dims(array)
+    if array is not None and isinstance(pair.spec, SpecV) and (mesh is None or dims is None):
+        return _ranked_block(pair, array)
     if mesh is None or not isinstance(pair.spec, SpecV) or array is None or dims is None:
         return Unknown(f"block of {pair.label} in shard_map")
     layout = compute_layout(mesh, pair.spec.spec, dims, array.dtype or FLOAT32, _USAGE)
@@ -437,6 +449,29 @@ def _block(pair: Pair, mesh: Mesh | None) -> Value:
         return Unknown(f"{pair.label} does not split into blocks (see the shard_map diagnostics)")
     origin = Origin(f"block of {pair.label} in shard_map by {pair.spec.spec.display()}")
     return ArrayV(tuple(Const(n, origin=origin) for n in layout.shard_shape), array.dtype)
+
+
+def _ranked_block(pair: Pair, array: ArrayV) -> Value:
+    """The block of an argument whose rank is known but not every size, or on a mesh not known:
+    the argument's rank (shard_map keeps it), a dimension no axis splits the argument's, the
+    others unknown (jax-llm-examples' MoE `_expert_fn(x_, ...)` on `cfg.mesh`). Each keeps the
+    origin of the argument's size, so a rank that rests on an assumption still does."""
+    assert isinstance(pair.spec, SpecV)
+    spec = pair.spec.spec
+    if array.shape is None or len(spec.entries) > len(array.shape):
+        return Unknown(f"block of {pair.label} in shard_map")
+    unknown = set(pair.spec.unknown_entries)
+    split = [
+        index in unknown or any(isinstance(a, str) for a in entry_axes(entry))
+        for index, entry in enumerate(spec.padded(len(array.shape)))
+    ]
+    return ArrayV(
+        tuple(
+            Unknown(f"size {index} of the block of {pair.label}", origin=size.origin) if cut else size
+            for index, (size, cut) in enumerate(zip(array.shape, split, strict=True))
+        ),
+        array.dtype,
+    )
 
 
 def _global_output(mesh: Mesh | None, pair: Pair) -> ArrayV | None:
