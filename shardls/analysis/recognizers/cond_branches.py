@@ -42,6 +42,8 @@ def branch_bodies(
     in `frame` (the enclosing call's): searching the module's calls of `cond` instead walked
     every function that makes one, in each of its contexts (nemotron3's attention and Mamba
     blocks, for each nested branch). A module-level branch is found by that search."""
+    if not any(info.name in _names_near(walker.module, callee) for callee in _CALLEES):
+        return []  # most functions: no segment that calls `cond` or `switch` names them
     if frame.scope.function is not None:
         calls = _nested_calls(info, frame, context)
     else:
@@ -127,8 +129,7 @@ def _names_branch(call: ast.Call, name: str) -> bool:
 
 def _searched_calls(walker: Walker, info: FunctionInfo, depth: int) -> Iterator[Visit]:
     for callee in _CALLEES:
-        if info.name in _names_near(walker.module, callee):
-            yield from (v for v in walker.calls_named(callee, depth) if _names_branch(v.call, info.name))
+        yield from (v for v in walker.calls_named(callee, depth) if _names_branch(v.call, info.name))
 
 
 def _names_near(module: ModuleInfo, callee: str) -> frozenset[str]:
