@@ -202,6 +202,8 @@ def index_shape(shape: Shape, index: tuple[IndexItem, ...]) -> Shape | None:
 
 
 def _sliced(dim: Value, window: slice) -> Value:
+    if not all(b is None or isinstance(b, int) for b in (window.start, window.stop, window.step)):
+        return Unknown("a slice whose bounds are not known here")
     size = as_int(dim)
     if size is None or size < 0:  # a negative size is an array JAX refuses to make
         everything = window.start is None and window.stop is None and window.step in (None, 1)

@@ -11,7 +11,7 @@ from shardls.analysis.evaluation.frame import Frame
 from shardls.analysis.evaluation.known_values import bind_target, truthiness
 from shardls.analysis.evaluation.operators import assuming
 from shardls.analysis.sharded.operations import typed_subscript
-from shardls.analysis.values import Const, DictV, Seq, SetV, SliceV, Unknown, Value, as_int
+from shardls.analysis.values import ArrayV, Const, DictV, Seq, SetV, SliceV, Unknown, Value, as_int
 
 if TYPE_CHECKING:
     from shardls.analysis.evaluation.frame import ExpressionHandlers
@@ -97,8 +97,18 @@ def _eval_Subscript(evaluator: Evaluator, node: ast.Subscript, frame: Frame) -> 
 def _slice(
     evaluator: Evaluator, base: Value, part: ast.Slice, bounds: list[int | None], frame: Frame
 ) -> Value:
-    if any(b is None and p is not None for b, p in zip(bounds, (part.lower, part.upper, part.step))):
-        return Unknown("slice bounds unknown")
+    given = (part.lower, part.upper, part.step)
+    if any(b is None and p is not None for b, p in zip(bounds, given)):
+        if not isinstance(base, ArrayV) or part.step is not None:
+            return Unknown("slice bounds unknown")
+        # An array keeps the axis, of a size not known (`tokens[1 : cache.n]`).
+        unknown = [
+            b if b is not None or p is None else Unknown("a slice bound not known here")
+            for b, p in zip(bounds, given)
+        ]
+        return evaluator.library.subscript(evaluator, base, slice(*unknown), frame) or Unknown(
+            "slice bounds unknown"
+        )
     if bounds[2] == 0:
         return Unknown("slice step zero")
     window = slice(*bounds)

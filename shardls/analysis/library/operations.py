@@ -233,8 +233,11 @@ def _entry(value: Value | slice) -> IndexItem | _NotBasic:
 
 
 def _window(value: SliceV) -> slice | None:
-    bounds = [None if part is None else as_int(part) for part in (value.lower, value.upper, value.step)]
+    """The slice, its bounds as numbers where known; a bound not known stays the value it is (the
+    slice still keeps its axis, of a size not known: llama3's `next_tokens.at[:, cache.iter - 1 :
+    cache.iter]`). None for a step of 0 (JAX raises)."""
     given = (value.lower, value.upper, value.step)
-    if any(b is None and part is not None for b, part in zip(bounds, given)) or bounds[2] == 0:
+    bounds = [None if part is None else as_int(part) for part in given]
+    if bounds[2] == 0:
         return None
-    return slice(*bounds)
+    return slice(*(part if b is None else b for b, part in zip(bounds, given)))
