@@ -92,3 +92,28 @@ update(object(), jnp.ones((2, 4, 8, 16)), object())
     assert site_named(analysis, "two").shape is None  # the update may be one dimension short
     assert site_named(analysis, "three").shape == (8, 4)
     assert not analysis.diagnostics
+
+
+def test_a_value_the_body_may_return_is_not_rejected() -> None:
+    """One branch returns a block that varies over `x`, which `out_specs=P()` does not allow:
+    were it the value, JAX would reject the call; which branch runs is not known, so each is a
+    layout shown, not an error."""
+    analysis = analyze(
+        HEADER
+        + """
+mesh = jax.make_mesh((2, 4), ("x", "y"))
+
+@partial(jax.shard_map, mesh=mesh, in_specs=P("x", None), out_specs=P())
+def pick(a):
+    if a.flag:
+        out = jax.lax.psum(a, "x")
+    else:
+        out = a * 2
+    return out
+
+placed = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("x")))
+picked = pick(placed)
+"""
+    )
+    assert sorted(str(s.shape) for s in analysis.sites if s.kind.value == "shard_map_out") == ["(4, 16)"]
+    assert not [d for d in analysis.diagnostics if d.severity.value == "error"]

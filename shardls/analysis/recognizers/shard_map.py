@@ -132,7 +132,8 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
     out_specs, out_node = app.get("out_specs"), app.node("out_specs")
     for pair in (p for r in outcomes for p in output_pairs(out_specs, out_node, r, site, f"{app.name}(...)")):
         global_ = _global_output(resolved, pair)
-        if meshes is not None and isinstance(pair.spec, SpecV):
+        # One of several values the body may return is no fact to reject the call on.
+        if meshes is not None and isinstance(pair.spec, SpecV) and len(outcomes) == 1:
             global_, rejection = typed_output(
                 pair.value, global_, pair.spec.spec, meshes[0], _check_vma(app), app.name
             )
@@ -143,7 +144,8 @@ def _called(builder: SiteBuilder, app: Application, site: CallSite) -> None:
 
 _OUTCOMES = 4
 """Layouts an output site gets at most from a body that returns one of several values (an `if`
-in the body undecided: JAX traces the branch the call takes)."""
+in the body undecided: JAX traces the branch the call takes). Each is a layout the call may have,
+not a type JAX checks: none is typed or rejected."""
 
 
 def _body_result(
