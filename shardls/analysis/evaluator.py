@@ -201,14 +201,19 @@ class Evaluator:
         """One question, with a fresh step budget (what is left of the budgets in force, if less); never
         raises for any input. Asked while another question runs (a library function evaluating
         an argument), it is part of that question and shares its budget."""
+        return self.answer(lambda: self.eval(node, frame))
+
+    def answer(self, compute: Callable[[], Value]) -> Value:
+        """`compute()` as one question, as `evaluate` asks one expression: for a question that is
+        not one expression (a jitted function's body run in order, `recognizers/body_result.py`)."""
         if self._asking:
-            return self.eval(node, frame)
+            return compute()
         self._steps = 0
         self._depth = 0
         self._allowed = min([self.limits.steps, *self._pools])
         self._asking = True
         try:
-            return self.eval(node, frame)
+            return compute()
         except BudgetExceeded:
             if self._allowed < self.limits.steps:
                 self.exhausted += 1

@@ -82,3 +82,50 @@ def test_where_arrays_may_be_typed_the_returns_are_evaluated_whole(monkeypatch: 
     asked, shapes = _asked(monkeypatch, _source("0", axis_types=""))
     assert asked == ["(heavy(x), cache)", "(heavy(x), 0)"]
     assert set(shapes) == {None}
+
+
+def _grown(count: str, step: str = "") -> str:
+    return f"""
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((2, 4), ('data', 'model'){AUTO})
+
+def gen_layers(key, count):
+    layers = []
+    for _ in range(count):
+        {step}layers.append({{'w': jax.random.normal(key, (8, 16))}})
+    return tuple(layers)
+
+out = NamedSharding(mesh, P('model', 'data'))
+layers = jax.jit(gen_layers, out_shardings=out, static_argnums=1)(jax.random.key(0), {count})
+"""
+
+
+def _layer_sites(source: str) -> list[tuple[str, object]]:
+    analysis = analyze(source)
+    return sorted(
+        (s.name, s.shape)
+        for s in analysis.sites
+        if s.kind is SiteKind.JIT_OUT and (s.name or "").startswith("layers")
+    )
+
+
+def test_a_result_grown_in_a_loop_is_run_in_order() -> None:
+    """maxtext `examples/shardings.py`: `layers.append(gen_layer(key))` per layer, then
+    `tuple(layers)`; the lazy reading knows no list grown in a loop."""
+    assert _layer_sites(_grown("2")) == [("layers[0]['w']", (8, 16)), ("layers[1]['w']", (8, 16))]
+
+
+def test_a_loop_of_unknown_length_gives_no_result() -> None:
+    analysis = analyze(_grown("int(input())"))
+    shapes = [s.shape for s in analysis.sites if s.kind is SiteKind.JIT_OUT]
+    assert shapes and set(shapes) == {None}
+
+
+def test_a_body_not_run_in_order_is_read_as_before() -> None:
+    """A `while` in the loop: the body is read lazily, and the list grown in the loop is unknown."""
+    analysis = analyze(_grown("2", step="while False:\n            pass\n        "))
+    shapes = [s.shape for s in analysis.sites if s.kind is SiteKind.JIT_OUT]
+    assert shapes and set(shapes) == {None}

@@ -18,9 +18,10 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.evaluation.ordered import in_order, run_in_order
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.sharded.propagate import may_type
-from shardls.analysis.values import FunctionV, Unknown, Value
+from shardls.analysis.values import Const, FunctionV, Unknown, Value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -32,11 +33,16 @@ Returned = list[tuple[ast.expr, Frame]]
 
 
 def body_result(evaluator: Evaluator, app: Application, locals_: Mapping[str, Value]) -> Value:
-    """What the wrapped function returns with its parameters bound (evaluated, never run)."""
+    """What the wrapped function returns with its parameters bound (evaluated, never run; a body
+    whose value depends on the order of its statements is run in order, as a call runs it)."""
     function = app.function
     if isinstance(function, FunctionV):
         info = function.func
         depth = app.visit.frame.call_depth + 1
+        if in_order(info.node):
+            ordered = _run(evaluator, function, locals_, app.visit.frame)
+            if ordered is not None:
+                return ordered
         returned = [
             (
                 ret.value,
@@ -64,6 +70,34 @@ def body_result(evaluator: Evaluator, app: Application, locals_: Mapping[str, Va
         frame = app.visit.frame
         return evaluator.evaluate(lambda_node.body, replace(frame, locals={**frame.locals, **locals_}))
     return Unknown("the wrapped function is not visible")
+
+
+def _run(
+    evaluator: Evaluator, function: FunctionV, locals_: Mapping[str, Value], frame: Frame
+) -> Value | None:
+    """The body run in order, as a call of the function runs it (`evaluation/ordered.py`): a
+    result built in a loop (`layers.append(gen_layer(key))` for each layer, then
+    `tuple(layers)`, maxtext's `examples/shardings.py`) is unknown to the lazy reading. None
+    when the body has a statement that is not run in order."""
+    info = function.func
+    called = Frame(
+        info.module,
+        info.scope,
+        info.segment,
+        None,
+        locals_,
+        frame.call_depth + 1,
+        function.closure,
+        frame.callee_runs_at(),
+    )
+    ran: list[Value | None] = []
+
+    def run() -> Value:
+        ran.append(run_in_order(evaluator, info, called))
+        return Const(None)
+
+    answered = evaluator.answer(run)
+    return ran[0] if ran and isinstance(answered, Const) else None  # an Unknown: the budget ran out
 
 
 def _different(name: str) -> Unknown:
