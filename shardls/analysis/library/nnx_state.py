@@ -23,12 +23,13 @@ from shardls.analysis.library.convert import spec_of
 from shardls.analysis.library.nnx_tree import EVERY_KIND, FlaxLayerV, Kinds, TreeBuilder
 from shardls.analysis.library.nnx_variables import VARIABLE_KINDS, VariableV
 from shardls.analysis.library.pytrees import mapped
-from shardls.analysis.library.registry import attributes, calls
+from shardls.analysis.library.registry import attributes, calls, methods
 from shardls.analysis.recognizers.nnx.layers import LAYER_NAMES
-from shardls.analysis.sharded.layers import LayerV
+from shardls.analysis.sharded.layers import LayerV, untyped_linear_call
 from shardls.analysis.sharded.registry import typed_call
 from shardls.analysis.values import (
     ArrayV,
+    BoundMethod,
     Const,
     DictV,
     InstanceV,
@@ -59,6 +60,13 @@ def _layer_variable(
         return None
     tree = TreeBuilder(base.call.evaluator, base.call.frame, EVERY_KIND).state(base)
     return tree.get(attr) if isinstance(tree, DictV) else None
+
+
+@methods(FlaxLayerV, "__call__")
+def _layer_called(library: Library, method: BoundMethod, call: CallArgs) -> Value | None:
+    """`linear(x)` where no types are recorded (Auto axes): the shape of its result."""
+    assert isinstance(method.base, FlaxLayerV)
+    return untyped_linear_call(method.base.call, call)
 
 
 @calls("flax.nnx.List", "flax.nnx.Dict", "flax.nnx.data")

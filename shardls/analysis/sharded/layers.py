@@ -38,7 +38,7 @@ from shardls.analysis.sharded.propagate import (
     typed,
 )
 from shardls.analysis.sharded.registry import calls
-from shardls.analysis.values import Const, DictV, Ref, Seq, TypedArray, Value, as_int, as_str
+from shardls.analysis.values import ArrayV, Const, DictV, Ref, Seq, TypedArray, Value, as_int, as_str
 from shardls.core import FLOAT32, DType, PartitionSpec, UsageContext
 from shardls.core.typing import ShardedType, placed
 
@@ -149,23 +149,55 @@ def layer_call(layer: LayerV, method: str, call: CallArgs) -> Value | None:
     """`layer(x)` or `layer.attend(q)` (method `__call__` or `attend`): the result with its type,
     or None (an unknown value) when something it depends on is not known."""
     found = _METHODS.get((layer.kind, method))
-    if found is None or not _readable(layer):
+    if found is None or not _readable(layer.call):
         return None
     rule, name = found
     x = typed(call.get(0, name))
+    if x is None and (layer.kind, method) == ("Linear", "__call__"):
+        return untyped_linear_call(layer.call, call)
     if x is None or len(call.args) > 1 or set(call.kwargs) & (_INPUTS - {name}):
         return None
     return rule(layer, call, x)
 
 
-def _readable(layer: LayerV) -> bool:
-    """The constructor's arguments are all modelled (positional ones within the positional
-    parameters, keywords known or at their default)."""
-    spec = _LAYERS[layer.call.qualname]
-    if len(layer.call.args) > len(spec.positional):
+_HALF_OR_SINGLE = frozenset({"float16", "bfloat16", "float32"})
+"""Input dtypes that Flax's `promote_dtype` with the float32 kernel makes float32."""
+
+
+def untyped_linear_call(made: CallArgs, call: CallArgs) -> Value | None:
+    """`linear(x)` for the `nnx.Linear` made by `made`, where `x` has no sharded type (Auto
+    axes, a `shard_map` block, or no typing pass: `library/nnx_state.py`): the shape
+    Flax's `dot_general` of `x` with the `(in_features, out_features)` kernel gives,
+    `x.shape[:-1] + (out_features,)`, when `x`'s last size is `in_features` (otherwise JAX
+    raises: nothing is known). No sharding is given to the result. The dtype is `dtype=`, else
+    float32 for a float32 kernel and a float input of at most 32 bits, else unknown."""
+    x = call.get(0, "inputs")
+    if not isinstance(x, ArrayV) or not x.shape or len(call.args) != 1 or call.kwargs:
+        return None
+    if made.qualname != _NNX + "Linear" or not _readable(made):
+        return None
+    in_features, out_features = _given(made, "in_features"), _given(made, "out_features")
+    if out_features is None or as_int(out_features) is None:
+        return None
+    last = as_int(x.shape[-1])
+    if last is None or in_features is None or last != as_int(in_features):
+        return None
+    dtype = dtype_argument(_given(made, "dtype"), made.library.environment.x64)
+    if dtype is UNREADABLE:
+        return None
+    if dtype is None and _given(made, "param_dtype") is None and x.dtype is not None:
+        dtype = FLOAT32 if x.dtype.name in _HALF_OR_SINGLE else None
+    return ArrayV((*x.shape[:-1], out_features), dtype, None)
+
+
+def _readable(made: CallArgs) -> bool:
+    """The constructor's arguments (`made`) are all modelled (positional ones within the
+    positional parameters, keywords known or at their default)."""
+    spec = _LAYERS[made.qualname]
+    if len(made.args) > len(spec.positional):
         return False
     defaults = dict(spec.defaults)
-    for name, value in layer.call.kwargs.items():
+    for name, value in made.kwargs.items():
         if name in spec.keywords or name in spec.positional:
             continue
         if name in defaults and isinstance(value, Const) and value.value == defaults[name]:
@@ -177,9 +209,14 @@ def _readable(layer: LayerV) -> bool:
 
 
 def _argument(layer: LayerV, name: str) -> Value | None:
-    spec = _LAYERS[layer.call.qualname]
+    return _given(layer.call, name)
+
+
+def _given(made: CallArgs, name: str) -> Value | None:
+    """The constructor's argument `name`; None when not given or given as None."""
+    spec = _LAYERS[made.qualname]
     index = spec.positional.index(name) if name in spec.positional else None
-    value = layer.call.get(index, name)
+    value = made.get(index, name)
     return None if isinstance(value, Const) and value.value is None else value
 
 
