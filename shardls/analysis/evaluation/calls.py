@@ -136,7 +136,19 @@ def call_function(
     traced = traced_by_decorator(info.node)
     outside = evaluator.state.tracing  # the callee's reads are the call's
     evaluator.tracing = True if traced or outside else None if traced is None else outside
-    called = Frame(
+    called = callee_frame(func, locals_, frame)
+    try:
+        return _returned_once(
+            evaluator, info, returns, called, (tuple(args), tuple(kwargs.items()), func.bound)
+        )
+    finally:
+        evaluator.tracing = outside
+
+
+def callee_frame(func: FunctionV, locals_: Mapping[str, Value], frame: Frame) -> Frame:
+    """Where the body of `func` is evaluated when it is called at `frame` with `locals_` bound."""
+    info = func.func
+    return Frame(
         info.module,
         info.scope,
         info.segment,
@@ -146,12 +158,6 @@ def call_function(
         func.closure,
         frame.callee_runs_at(),
     )
-    try:
-        return _returned_once(
-            evaluator, info, returns, called, (tuple(args), tuple(kwargs.items()), func.bound)
-        )
-    finally:
-        evaluator.tracing = outside
 
 
 def _recurs_on_nothing_new(info: FunctionInfo, locals_: Mapping[str, Value], frame: Frame) -> bool:

@@ -18,6 +18,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from shardls.analysis.evaluation.calls import callee_frame
 from shardls.analysis.evaluation.ordered import in_order, run_in_order
 from shardls.analysis.evaluator import Evaluator, Frame
 from shardls.analysis.sharded.propagate import may_type
@@ -80,16 +81,7 @@ def _run(
     `tuple(layers)`, maxtext's `examples/shardings.py`) is unknown to the lazy reading. None
     when the body has a statement that is not run in order."""
     info = function.func
-    called = Frame(
-        info.module,
-        info.scope,
-        info.segment,
-        None,
-        locals_,
-        frame.call_depth + 1,
-        function.closure,
-        frame.callee_runs_at(),
-    )
+    called = callee_frame(function, locals_, frame)
     ran: list[Value | None] = []
 
     def run() -> Value:
