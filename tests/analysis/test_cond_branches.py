@@ -1,6 +1,6 @@
 """`jax.lax.cond` / `jax.lax.switch`: a branch function's body runs with the operands bound, and
 the call's value is what a branch gives whose value is known (JAX requires every branch to
-return the same types). tests/corpus/r85_lax_cond_branches.py runs the gemma4 pattern under JAX."""
+return the same types). tests/corpus/r88_lax_cond_branches.py runs the gemma4 pattern under JAX."""
 
 from __future__ import annotations
 
