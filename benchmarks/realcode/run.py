@@ -377,16 +377,26 @@ def _where(name: str, entry: dict[str, Any]) -> str:
     return f"{name}/{entry['path']}{cell}:{entry['line']}:{entry['column']}"
 
 
-def print_sample(
-    documents: dict[str, tuple[Path, dict[str, Any]]], size: int, seed: int, arrays_only: bool
-) -> None:
-    population = [
-        (name, root, layout)
-        for name, (root, document) in sorted(documents.items())
+def sample_population(documents: dict[str, dict[str, Any]], arrays_only: bool) -> list[tuple[str, Any]]:
+    """The sites `--sample` draws from, in the order its seed draws them: by repository name, then
+    as the JSON lists them."""
+    return [
+        (name, layout)
+        for name, document in sorted(documents.items())
         for layout in document.get("layouts", [])
         if not (arrays_only and layout["kind"] in SHAPELESS_KINDS)
     ]
-    picked = random.Random(seed).sample(population, min(size, len(population)))
+
+
+def print_sample(
+    documents: dict[str, tuple[Path, dict[str, Any]]], size: int, seed: int, arrays_only: bool
+) -> None:
+    roots = {name: root for name, (root, _) in documents.items()}
+    population = sample_population({name: document for name, (_, document) in documents.items()}, arrays_only)
+    picked = [
+        (name, roots[name], layout)
+        for name, layout in random.Random(seed).sample(population, min(size, len(population)))
+    ]
     tally = Counter(layout_class(layout) for _, _, layout in picked)
     print(
         f"# {len(picked)} of {len(population)} sites, seed {seed}: "
