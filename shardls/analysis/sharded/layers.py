@@ -208,10 +208,6 @@ def _readable(made: CallArgs) -> bool:
     return True
 
 
-def _argument(layer: LayerV, name: str) -> Value | None:
-    return _given(layer.call, name)
-
-
 def _given(made: CallArgs, name: str) -> Value | None:
     """The constructor's argument `name`; None when not given or given as None."""
     spec = _LAYERS[made.qualname]
@@ -221,14 +217,14 @@ def _given(made: CallArgs, name: str) -> Value | None:
 
 
 def _flag(layer: LayerV, name: str, default: bool) -> bool | None:
-    value = _argument(layer, name)
+    value = _given(layer.call, name)
     if value is None:
         return default
     return value.value if isinstance(value, Const) and isinstance(value.value, bool) else None
 
 
 def _dtype(layer: LayerV) -> DType | None | Unreadable:
-    return dtype_argument(_argument(layer, "dtype"), layer.call.library.environment.x64)
+    return dtype_argument(_given(layer.call, "dtype"), layer.call.library.environment.x64)
 
 
 def _param(layer: LayerV, name: str, x: TypedArray) -> TypedArray | None:
@@ -244,7 +240,7 @@ def _param(layer: LayerV, name: str, x: TypedArray) -> TypedArray | None:
     shape = tuple(d for d in dims if d is not None)
     if len(shape) != len(dims) or min(shape, default=0) < 0:
         return None
-    if found.dtype is None and _argument(layer, "param_dtype") is not None:
+    if found.dtype is None and _given(layer.call, "param_dtype") is not None:
         return None
     dtype = found.dtype or FLOAT32
     where = f"{layer.kind}.{name} at line {layer.call.frame.line_of(layer.call.node) + 1}"
@@ -304,7 +300,7 @@ def _linear_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
 def _linear_general_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
     """Without `batch_axis` (not modelled): `axis` an int or a tuple of ints."""
     use_bias, dtype, out = _flag(layer, "use_bias", True), _dtype(layer), _out_sharding(call)
-    axis = _ints(_argument(layer, "axis"), (-1,))
+    axis = _ints(_given(layer.call, "axis"), (-1,))
     if use_bias is None or dtype is UNREADABLE or out is UNREADABLE or axis is None:
         return None
     kernel, bias = _kernel_and_bias(layer, x, use_bias)
@@ -324,11 +320,11 @@ def _einsum_call(layer: LayerV, call: CallArgs, x: TypedArray) -> Value | None:
     dtype = _dtype(layer)
     out = spec_argument(call.get(2, "out_sharding"))
     given = call.get(1, "einsum_str")
-    written = given if given is not None and not _is_none(given) else _argument(layer, "einsum_str")
+    written = given if given is not None and not _is_none(given) else _given(layer.call, "einsum_str")
     equation = as_str(written) if written is not None else None
     if dtype is UNREADABLE or out is UNREADABLE or equation is None or set(call.kwargs) - _EINSUM_CALL:
         return None
-    kernel, bias = _kernel_and_bias(layer, x, _argument(layer, "bias_shape") is not None)
+    kernel, bias = _kernel_and_bias(layer, x, _given(layer.call, "bias_shape") is not None)
     if kernel is None:
         return None
     bias_type = bias.type if bias is not None else None
