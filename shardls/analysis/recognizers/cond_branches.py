@@ -25,7 +25,7 @@ from shardls.analysis.recognizers.transformed_calls import with_closure
 from shardls.analysis.values import FunctionV, Ref, Value, options
 from shardls.analysis.walker import MAX_CONTEXTS, Context, Visit, Walker, body_contexts
 from shardls.analysis.walking.caller_contexts import caller_contexts
-from shardls.analysis.walking.control_flow import own_expressions
+from shardls.analysis.walking.control_flow import blocks_of, own_expressions
 
 _CALLEES = ("cond", "switch")
 """How the calls are written (`jax.lax.cond(...)`, `lax.switch(...)`)."""
@@ -105,13 +105,12 @@ def _calls_in(nodes: list[ast.AST]) -> Iterator[ast.Call]:
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a block at any depth, not inside a nested `def` or `class`."""
     for statement in body:
         yield statement
-        if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            for block in ("body", "orelse", "finalbody"):
-                yield from _statements(getattr(statement, block, []))
-            for handler in getattr(statement, "handlers", []):
-                yield from _statements(handler.body)
+        blocks = [statement.body] if isinstance(statement, ast.With | ast.AsyncWith) else blocks_of(statement)
+        for block in blocks:
+            yield from _statements(block)
 
 
 def _names_branch(call: ast.Call, name: str) -> bool:
