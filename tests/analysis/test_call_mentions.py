@@ -6,6 +6,8 @@ shardls' own sources and examples and of programs written to put calls across li
 from __future__ import annotations
 
 import ast
+import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,3 +65,16 @@ def test_a_statement_may_call_as_its_own_text_says(test: NamedCalls) -> None:
                     disagreements.append((text, callee, expected))
     assert disagreements == []
     assert asked > 100_000 and 0 < found < asked
+
+
+def test_a_whole_word_is_found_where_a_word_boundary_pattern_finds_it() -> None:
+    """`mentions` (and so `CallMentions`) finds an identifier exactly where a pattern bounded
+    by `(?<!\\w)` and `(?!\\w)` on both sides finds it, in seeded random texts over a small
+    alphabet where words overlap, repeat and touch other words."""
+    rng = random.Random(7)
+    alphabet = "ab_1 .(\n"
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        word = rng.choice(["a", "b", "ab", "aa", "a_b", "_", "ba1"])
+        expected = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+        assert mentions(text, word) is expected, (text, word)

@@ -11,14 +11,12 @@ profiled check of maxtext)."""
 from __future__ import annotations
 
 import ast
-import functools
-import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from shardls.analysis.source import Segment
-from shardls.analysis.walking.call_syntax import mentions, node_text
+from shardls.analysis.walking.call_syntax import mentions, node_text, word_matches
 from shardls.analysis.walking.text_tests import NamedCalls, TextTest, call_matches
 
 
@@ -105,26 +103,6 @@ class CallMentions:
                 assert isinstance(self.calls, NamedCalls)
                 matches = call_matches(self.calls, text)
             else:
-                matches = _word_matches(text, callee)
+                matches = word_matches(text, callee)
             kept = self._lines[key] = (segment, MatchedLines.of(text, matches))
         return kept[1]
-
-
-def _word_matches(text: str, word: str) -> Iterator[tuple[int, int]]:
-    """The start and end offsets of `word` in `text` as a whole word (`call_syntax.mentions`):
-    found as a word's end by a pattern that begins with the word, which `re` scans for in C, and
-    its start tested here (a pattern that begins with a lookbehind is tried at every offset)."""
-    if word not in text:
-        return
-    for match in _ending(word).finditer(text):
-        start = match.start()
-        if start == 0 or not _WORD_CHAR.match(text, start - 1):
-            yield start, match.end()
-
-
-@functools.lru_cache(maxsize=4096)
-def _ending(word: str) -> re.Pattern[str]:
-    return re.compile(re.escape(word) + r"(?!\w)")
-
-
-_WORD_CHAR = re.compile(r"\w")

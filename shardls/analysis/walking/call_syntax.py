@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterator
 
 from shardls.analysis.module_info import ModuleInfo
 from shardls.analysis.node_memo import per_node
@@ -69,14 +70,30 @@ def mentions(text: str, name: str) -> bool:
     """Whether `text` may call `name`: holds it as a whole word, as any call `name(...)` or
     `x.name(...)` writes it. A substring test let the callers of `f` be searched in every
     function of a file (`f` is in `def`), and those of `init` in every `__init__` and `kernel_init`."""
-    if not name.isidentifier() or name not in text:  # most texts do not hold it at all: no regex
+    if not name.isidentifier():
         return name in text
-    return _word(name).search(text) is not None
+    return next(word_matches(text, name), None) is not None
+
+
+def word_matches(text: str, word: str) -> Iterator[tuple[int, int]]:
+    """The start and end offsets of the identifier `word` in `text` as a whole word: found as a
+    word's end by a pattern that begins with the word, which `re` scans for in C, and its start
+    tested here (a pattern that begins with a lookbehind is tried at every offset). Matches of an
+    identifier cannot overlap, since each ends before a character that is not a word's."""
+    if word not in text:  # most texts do not hold it at all: no regex
+        return
+    for match in _ending(word).finditer(text):
+        start = match.start()
+        if start == 0 or not _WORD_CHAR.match(text, start - 1):
+            yield start, match.end()
 
 
 @functools.lru_cache(maxsize=4096)
-def _word(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+def _ending(word: str) -> re.Pattern[str]:
+    return re.compile(re.escape(word) + r"(?!\w)")
+
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 def target_name(stmt: ast.stmt) -> str | None:
